@@ -1,0 +1,266 @@
+"""Pages: front matter (pydantic) + markdown body; `parse_page` / `render_page` are a round-trip pair.
+
+A page we render re-parses and re-renders byte-identically; a hand-written page keeps its exact
+bytes unless its front matter or body is changed, and then only the changed part is rewritten.
+PyYAML's safe loader reads the front matter (python-frontmatter strips the body and loses line
+numbers, so it is not used); anchors/aliases are refused before loading (YAML bombs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from brain.citations import CitationError, CitationTarget
+from brain.errors import PageError
+from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+KEY_ORDER = ("title", "type", "aliases", "summary", "created", "updated", "sources")
+_KEY_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.M)
+MAX_FRONTMATTER_CHARS = 64_000
+
+
+class Frontmatter(BaseModel):
+    """Front matter of any Brain document (page, session summary, note); unknown keys are kept.
+
+    Type-specific required keys (a page's summary, a summary's id, a note's kind) are checked by
+    the F validators, so that one missing key is a finding rather than an unreadable page.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    title: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+    summary: str | None = None
+    created: dt.date | None = None
+    updated: dt.date | None = None
+    sources: dict[int, str] = Field(default_factory=dict)
+
+    @field_validator("title", "type", "summary", mode="before")
+    @classmethod
+    def _text(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return str(v)
+        return v
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [v]
+        return [str(a) for a in v] if isinstance(v, list) else v
+
+    @field_validator("created", "updated", mode="before")
+    @classmethod
+    def _date(cls, v: Any) -> Any:
+        if isinstance(v, dt.datetime):
+            return v.date()
+        if isinstance(v, str) and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", v.strip()):
+            raise ValueError(f"{v!r} is not a date; write YYYY-MM-DD")
+        return v
+
+    @field_validator("sources", mode="before")
+    @classmethod
+    def _sources(cls, v: Any) -> Any:
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            raise ValueError("sources must be a mapping of numbers to citation targets")
+        out: dict[int, str] = {}
+        for k, target in v.items():
+            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
+                raise ValueError(f"source key {k!r} must be a whole number")
+            out[int(k)] = str(target)
+        return out
+
+    def target(self, n: int) -> CitationTarget:
+        """The parsed target of source n; KeyError when missing, CitationError when malformed."""
+        return CitationTarget.parse(self.sources[n])
+
+    def extras(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class Page(BaseModel):
+    """A parsed Brain document. `source_*` keep what it was parsed from, for byte-stable rendering."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    frontmatter: Frontmatter
+    body: str
+    body_line: int = 1
+    links: list[WikiLink] = Field(default_factory=list)
+    cites: list[CiteRef] = Field(default_factory=list)
+    headings: list[Heading] = Field(default_factory=list)
+    code_refs: list[CodeRef] = Field(default_factory=list)
+    key_lines: dict[str, int] = Field(default_factory=dict)
+    source_text: str | None = None
+    source_frontmatter: Frontmatter | None = None
+    source_body: str | None = None
+    source_fm_block: str | None = None
+
+    @property
+    def slug(self) -> str:
+        return self.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+    @property
+    def title(self) -> str:
+        return self.frontmatter.title
+
+    def with_changes(self, frontmatter: Frontmatter | None = None, body: str | None = None) -> "Page":
+        """A copy with new front matter and/or body; refs are re-read, the source is remembered."""
+        new_body = self.body if body is None else body
+        refs = parse_body(new_body, self.body_line)
+        return self.model_copy(
+            update={
+                "frontmatter": frontmatter or self.frontmatter,
+                "body": new_body,
+                **_refs_fields(refs),
+            }
+        )
+
+
+def _refs_fields(refs: BodyRefs) -> dict[str, Any]:
+    return {"links": refs.links, "cites": refs.cites, "headings": refs.headings, "code_refs": refs.code_refs}
+
+
+def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None, str, int, dict[str, int]]:
+    """(meta, front-matter block, body, body's first line, key → line) of a document.
+
+    Raises PageError, naming the line, for: no front matter, no closing `---`, invalid YAML,
+    anchors/aliases, unsafe tags, a non-mapping. A leading BOM is ignored.
+    """
+    if "\x00" in text:
+        raise PageError(path, 1, "binary content (NUL byte)", "remove the file or save it as UTF-8 text")
+    stripped = text.lstrip("\ufeff")
+    lines = stripped.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n") != "---":
+        raise PageError(path, 1, "no front matter: the file must start with a line '---'", "add title/type front matter")
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
+    if end is None:
+        raise PageError(path, 1, "front matter is not closed by a line '---'", "add the closing '---'")
+    fm_text = "".join(lines[1:end])
+    if len(fm_text) > MAX_FRONTMATTER_CHARS:
+        raise PageError(path, 2, f"front matter is larger than {MAX_FRONTMATTER_CHARS} characters", "shorten it")
+    meta = _load_yaml(fm_text, path)
+    key_lines = {m.group(1): fm_text.count("\n", 0, m.start()) + 2 for m in _KEY_LINE_RE.finditer(fm_text)}
+    block = "".join(lines[: end + 1])
+    return meta, block, "".join(lines[end + 1 :]), end + 2, key_lines
+
+
+def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
+    try:
+        for event in yaml.parse(fm_text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                line = event.start_mark.line + 2 if event.start_mark else 2
+                raise PageError(path, line, "YAML anchors and aliases are not allowed in front matter", "write the value out")
+        meta = yaml.load(fm_text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line = mark.line + 2 if mark else 2
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PageError(path, line, f"invalid YAML in front matter: {problem}", "fix the YAML syntax") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise PageError(path, 2, f"front matter must be a mapping of keys, not {type(meta).__name__}", "write key: value lines")
+    return meta
+
+
+def parse_page(text: str, path: str) -> Page:
+    """Parse a document; raises PageError (with file and line) when it cannot be read."""
+    meta, block, body, body_line, key_lines = split_frontmatter(text, path)
+    try:
+        fm = Frontmatter.model_validate(meta)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = str(err["loc"][0]) if err["loc"] else ""
+        what = "is missing" if err["type"] == "missing" else f"is invalid: {err['msg'].removeprefix('Value error, ')}"
+        raise PageError(path, key_lines.get(key, 2), f"front matter key '{key}' {what}", "see docs/FORMATS.md") from None
+    refs = parse_body(body, body_line)
+    return Page(
+        path=path,
+        frontmatter=fm,
+        body=body,
+        body_line=body_line,
+        key_lines=key_lines,
+        source_text=text,
+        source_frontmatter=fm,
+        source_body=body,
+        source_fm_block=block,
+        **_refs_fields(refs),
+    )
+
+
+def new_page(path: str, frontmatter: Frontmatter, body: str) -> Page:
+    """A page built in code (no source text); render_page writes it canonically."""
+    body_line = len(dump_frontmatter(frontmatter).splitlines()) + 1
+    return Page(path=path, frontmatter=frontmatter, body=body, body_line=body_line, **_refs_fields(parse_body(body, body_line)))
+
+
+def render_page(page: Page) -> str:
+    """The page's text: its source bytes when unchanged, else canonical front matter + body."""
+    if page.source_text is not None and page.frontmatter == page.source_frontmatter:
+        if page.body == page.source_body:
+            return page.source_text
+        return (page.source_fm_block or "") + page.body
+    return dump_frontmatter(page.frontmatter) + page.body
+
+
+def dump_frontmatter(fm: Frontmatter) -> str:
+    """Canonical front matter block: KEY_ORDER first, unknown keys after in their order."""
+    data = fm.model_dump(exclude_none=True)
+    extras = fm.extras()
+    out = ["---"]
+    for key in KEY_ORDER:
+        value = data.get(key)
+        if value in (None, [], {}) or (key == "summary" and value == ""):
+            continue
+        out.append(_dump_item(key, value, 0))
+    for key, value in extras.items():
+        out.append(_dump_item(key, value, 0))
+    out.append("---")
+    return "\n".join(out) + "\n"
+
+
+def _dump_item(key: Any, value: Any, indent: int) -> str:
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return f"{pad}{key}: {{}}"
+        inner = "\n".join(_dump_item(k, v, indent + 2) for k, v in value.items())
+        return f"{pad}{key}:\n{inner}"
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (dict, list, tuple)) for v in value):
+            return f"{pad}{key}:\n" + "\n".join(f"{pad}  - {_scalar(v)}" for v in value)
+        return f"{pad}{key}: [" + ", ".join(_scalar(v, flow=True) for v in value) + "]"
+    return f"{pad}{key}: {_scalar(value)}"
+
+
+def _scalar(value: Any, flow: bool = False) -> str:
+    """One YAML scalar on one line, quoted only where YAML needs it (stricter inside `[...]`)."""
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if flow or isinstance(value, (dict, list, tuple)):
+        text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
+    else:
+        text = yaml.safe_dump({"k": value}, default_flow_style=False, allow_unicode=True, width=10**9)
+        text = text[3:].removesuffix("\n")
+    return json.dumps(value, ensure_ascii=False) if "\n" in text else text
+
+
+def parse_target_or_none(fm: Frontmatter, n: int) -> CitationTarget | None:
+    try:
+        return fm.target(n)
+    except (KeyError, CitationError):
+        return None

@@ -1,0 +1,134 @@
+"""BrainRepo: the only module that imports GitPython. Git is driven through `repo.git.*` (the CLI).
+
+Every use opens and closes the Repo (`with`), so no `git cat-file` processes outlive a call
+(DEPENDENCIES.md: GitPython leaks processes in long-lived programs).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.errors import BrainError
+
+_TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
+
+
+class LogEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    sha: str
+    date: str
+    author: str
+    subject: str
+    run_id: str | None = None
+
+
+def _git_module():
+    try:
+        import git  # noqa: PLC0415 - heavy import kept to the one module that needs it
+    except ImportError as exc:  # pragma: no cover - gitpython is a hard dependency
+        raise BrainError("GitPython is not installed", "pip install gitpython") from exc
+    return git
+
+
+class BrainRepo:
+    """Git operations on a Brain folder."""
+
+    AUTHOR_ENV = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localhost"}
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    @contextmanager
+    def _repo(self) -> Iterator[object]:
+        git = _git_module()
+        try:
+            repo = git.Repo(self.root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
+            raise BrainError(f"{self.root} is not a git repository", "run `brain init` first") from exc
+        try:
+            yield repo
+        finally:
+            repo.close()
+
+    @classmethod
+    def init(cls, root: Path) -> "BrainRepo":
+        git = _git_module()
+        repo = git.Repo.init(root, initial_branch="main")
+        repo.close()
+        return cls(root)
+
+    def is_repo(self) -> bool:
+        return (self.root / ".git").exists()
+
+    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
+        """Run `git <args>` in the Brain; raises BrainError with git's own message on failure."""
+        git = _git_module()
+        with self._repo() as repo:
+            try:
+                return repo.git.execute(["git", *args], env=_identity(env))
+            except git.GitCommandError as exc:
+                raise BrainError(f"git {' '.join(args[:2])} failed: {str(exc.stderr).strip()}") from exc
+
+    def head(self) -> str | None:
+        """The commit HEAD points at, or None in a repository with no commits."""
+        try:
+            return self.git("rev-parse", "--verify", "-q", "HEAD").strip() or None
+        except BrainError:
+            return None
+
+    def commit_all(self, message: str, author: str | None = None, paths: list[str] | None = None) -> str | None:
+        """Stage `paths` (all when None) and commit; returns the new sha, None when nothing changed."""
+        self.git("add", "-A", "--", *(paths or ["."]))
+        if not self.git("status", "--porcelain", "--", *(paths or ["."])).strip():
+            return None
+        args = ["commit", "-q", "-m", message]
+        if author:
+            args += ["--author", author]
+        self.git(*args, "--", *(paths or ["."]))
+        return self.head()
+
+    def show(self, rev: str, rel: str) -> bytes | None:
+        """File bytes at a revision, None when absent there."""
+        git = _git_module()
+        with self._repo() as repo:
+            try:
+                return repo.git.execute(["git", "show", f"{rev}:{rel}"], stdout_as_string=False, strip_newline_in_stdout=False)
+            except git.GitCommandError:
+                return None
+
+    def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
+        """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""
+        if self.head() is None:
+            return []
+        fmt = "%H%x1f%ad%x1f%an%x1f%s%x1f%B%x1e"
+        args = ["log", f"-n{limit}", "--date=iso-strict", f"--format={fmt}"]
+        if rel:
+            args += ["--follow", "--", rel]
+        out = self.git(*args)
+        entries = []
+        for record in out.split("\x1e"):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, date, author, subject, body = record.split("\x1f", 4)
+            m = _TRAILER_RE.search(body)
+            entries.append(LogEntry(sha=sha, date=date, author=author, subject=subject, run_id=m.group(1) if m else None))
+        return entries
+
+
+def _identity(env: dict[str, str] | None) -> dict[str, str]:
+    """A committer identity even on machines with no git config (cron, CI)."""
+    import os  # noqa: PLC0415
+
+    base = {
+        "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME", "Brain"),
+        "GIT_AUTHOR_EMAIL": os.environ.get("GIT_AUTHOR_EMAIL", "brain@localhost"),
+        "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME", "Brain"),
+        "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL", "brain@localhost"),
+    }
+    return {**os.environ, **base, **(env or {})}

@@ -1,0 +1,148 @@
+"""The canonical session transcript (`sessions/raw/<id>.jsonl`): read-only reader and writer.
+
+Line 1 is the header, then one turn per line, numbered from 1 and never renumbered. A bad line
+is skipped and reported with its line number; the rest of the session is still read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from brain.layout import is_session_id
+
+MAX_SESSION_BYTES = 50_000_000
+MAX_TURN_CHARS = 200_000
+
+
+class SessionHeader(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    type: Literal["session"] = "session"
+    id: str
+    started: str | None = None
+    source: str | None = None
+    title: str | None = None
+    participants: list[str] = Field(default_factory=list)
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+    type: Literal["turn"] = "turn"
+    n: int = Field(ge=1)
+    role: str
+    speaker: str | None = None
+    time: str | None = None
+    text: str
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    header: SessionHeader
+    turns: list[Turn]
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    def turn(self, n: int) -> Turn | None:
+        """Turn n (turns are dense from 1, so this is an index unless lines were skipped)."""
+        if 1 <= n <= len(self.turns) and self.turns[n - 1].n == n:
+            return self.turns[n - 1]
+        return next((t for t in self.turns if t.n == n), None)
+
+
+class SessionProblem(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[SessionProblem]]:
+    """A session and the problems met; None when there is no usable header."""
+    problems: list[SessionProblem] = []
+
+    def problem(line: int, message: str) -> None:
+        problems.append(SessionProblem(path=path, line=line, message=message))
+
+    if isinstance(data, bytes):
+        if len(data) > MAX_SESSION_BYTES:
+            problem(1, f"session is larger than {MAX_SESSION_BYTES // 1_000_000} MB; split it into several sessions")
+            return None, problems
+        if b"\x00" in data:
+            problem(1, "binary content (NUL byte); a session must be UTF-8 JSON lines")
+            return None, problems
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            problem(line, "invalid UTF-8; undecodable bytes were replaced with U+FFFD")
+            text = data.decode("utf-8", errors="replace")
+    else:
+        text = data
+    header: SessionHeader | None = None
+    turns: list[Turn] = []
+    seen: set[int] = set()
+    for lineno, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problem(lineno, f"malformed JSON ({exc.msg}); line skipped")
+            continue
+        if not isinstance(obj, dict):
+            problem(lineno, "a line must be a JSON object; line skipped")
+            continue
+        kind = obj.get("type")
+        try:
+            if kind == "session":
+                if header is not None:
+                    problem(lineno, "second session header; line skipped")
+                    continue
+                header = SessionHeader.model_validate(obj)
+                if not is_session_id(header.id):
+                    problem(lineno, f"unsafe session id {header.id!r}; use letters, digits, '.', '_' and '-'")
+                    return None, problems
+            elif kind == "turn":
+                turn = Turn.model_validate(obj)
+                if turn.n in seen:
+                    problem(lineno, f"turn {turn.n} appears twice; the later line is skipped")
+                    continue
+                if len(turn.text) > MAX_TURN_CHARS:
+                    problem(lineno, f"turn {turn.n} is longer than {MAX_TURN_CHARS} characters; it was cut")
+                    turn = turn.model_copy(update={"text": turn.text[:MAX_TURN_CHARS]})
+                seen.add(turn.n)
+                turns.append(turn)
+            else:
+                problem(lineno, f"unknown line type {kind!r}; expected 'session' or 'turn'; line skipped")
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            problem(lineno, f"invalid {kind} line: {where}: {err['msg']}; line skipped")
+    if header is None:
+        problem(1, "no session header line ({\"type\": \"session\", \"id\": ...})")
+        return None, problems
+    turns.sort(key=lambda t: t.n)
+    return Session(header=header, turns=turns), problems
+
+
+def read_session(path: Path, rel: str | None = None) -> tuple[Session | None, list[SessionProblem]]:
+    return parse_session(path.read_bytes(), rel or str(path))
+
+
+def render_session(session: Session) -> str:
+    """Canonical jsonl: header then turns, one compact JSON object per line, keys in model order."""
+    lines = [_dump(session.header.model_dump(exclude_none=True))]
+    lines += [_dump(t.model_dump(exclude_none=True)) for t in session.turns]
+    return "\n".join(lines) + "\n"
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

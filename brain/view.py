@@ -1,0 +1,188 @@
+"""BrainView: a Brain read from a Tree — pages, summaries, notes, sessions, sources — and resolution.
+
+Reading never raises for content: a document that cannot be parsed lands in `errors`, a bad
+session line in `session_problems`; validators turn both into findings.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cached_property
+
+from brain import layout
+from brain.citations import CitationError, CitationTarget
+from brain.errors import PageError
+from brain.page import Page, parse_page
+from brain.sessions import Session, SessionProblem, parse_session
+from brain.sources import SourceRecord, records_of
+from brain.tree import Tree
+
+
+class BrainView:
+    """Everything a reader needs from one tree, parsed lazily and cached."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self._sessions: dict[str, Session | None] = {}
+        self.session_problems: dict[str, list[SessionProblem]] = {}
+
+    # -- documents --------------------------------------------------------------------------
+    @cached_property
+    def _parsed(self) -> tuple[dict[str, Page], dict[str, PageError]]:
+        docs: dict[str, Page] = {}
+        errors: dict[str, PageError] = {}
+        for rel in self.tree.files():
+            if rel in layout.GENERATED or not rel.endswith(".md"):
+                continue
+            if not (layout.is_page_path(rel) or layout.is_note_path(rel) or layout.is_summary_path(rel)):
+                continue
+            if self.tree.is_symlink(rel):
+                continue
+            try:
+                text = self.tree.read_bytes(rel).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                errors[rel] = PageError(rel, 1, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
+                continue
+            try:
+                docs[rel] = parse_page(text, rel)
+            except PageError as exc:
+                errors[rel] = exc
+        return docs, errors
+
+    @property
+    def docs(self) -> dict[str, Page]:
+        """Every parsed page, summary and note by path (sorted)."""
+        return self._parsed[0]
+
+    @property
+    def errors(self) -> dict[str, PageError]:
+        return self._parsed[1]
+
+    @cached_property
+    def pages(self) -> dict[str, Page]:
+        return {p: d for p, d in self.docs.items() if layout.is_page_path(p)}
+
+    @cached_property
+    def summaries(self) -> dict[str, Page]:
+        """Session summaries by session id."""
+        return {d.slug: d for p, d in self.docs.items() if layout.is_summary_path(p)}
+
+    @cached_property
+    def notes(self) -> dict[str, Page]:
+        return {p: d for p, d in self.docs.items() if layout.is_note_path(p)}
+
+    @cached_property
+    def page_paths(self) -> list[str]:
+        """Every file in a page location, parsed or not (the index must list them all)."""
+        return [f for f in self.tree.files() if layout.is_page_path(f) and not self.tree.is_symlink(f)]
+
+    # -- names ------------------------------------------------------------------------------
+    @cached_property
+    def names(self) -> dict[str, list[str]]:
+        """casefolded name → paths it may mean: page slugs, titles and aliases, note stems, session ids."""
+        out: dict[str, set[str]] = defaultdict(set)
+        for path in self.page_paths:
+            out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
+        for path, page in self.pages.items():
+            for alias in page.frontmatter.aliases:
+                out[alias.strip().casefold()].add(path)
+        for path, note in self.notes.items():
+            out[note.slug.casefold()].add(path)
+        for sid, summary in self.summaries.items():
+            out[sid.casefold()].add(summary.path)
+        return {k: sorted(v) for k, v in out.items()}
+
+    @cached_property
+    def slugs(self) -> dict[str, list[str]]:
+        """slug → page paths with that stem (more than one is a collision)."""
+        out: dict[str, list[str]] = defaultdict(list)
+        for path in self.page_paths:
+            out[path.rsplit("/", 1)[1][:-3]].append(path)
+        return dict(out)
+
+    def resolve(self, name: str) -> list[str]:
+        """Paths a link target or a user's query names (slug, alias, note stem, session id)."""
+        return self.names.get(name.strip().casefold(), [])
+
+    def find_page(self, query: str) -> Page | None:
+        """A page by slug, alias or title (case-insensitive); None when unknown or ambiguous."""
+        hits = [p for p in self.resolve(query) if p in self.docs]
+        if not hits:
+            folded = query.strip().casefold()
+            hits = [p for p, d in self.docs.items() if d.frontmatter.title.casefold() == folded]
+        return self.docs[hits[0]] if len(hits) == 1 else None
+
+    # -- sessions ---------------------------------------------------------------------------
+    @cached_property
+    def session_ids(self) -> list[str]:
+        prefix = layout.SESSIONS_RAW + "/"
+        return [f[len(prefix) : -6] for f in self.tree.files() if f.startswith(prefix) and f.endswith(".jsonl") and f.count("/") == 2]
+
+    def session(self, session_id: str) -> Session | None:
+        if session_id not in self._sessions:
+            rel = layout.raw_session_path(session_id)
+            if not layout.is_session_id(session_id) or not self.tree.exists(rel):
+                self._sessions[session_id] = None
+            else:
+                session, problems = parse_session(self.tree.read_bytes(rel), rel)
+                self._sessions[session_id] = session
+                self.session_problems[session_id] = problems
+        return self._sessions[session_id]
+
+    # -- sources ----------------------------------------------------------------------------
+    @cached_property
+    def source_records(self) -> dict[str, SourceRecord]:
+        """`<connector>/<record-id>` → record, over every export under sources/."""
+        out: dict[str, SourceRecord] = {}
+        for rel in self.tree.files():
+            parts = rel.split("/")
+            if parts[0] != layout.SOURCES or len(parts) < 3 or self.tree.is_symlink(rel):
+                continue
+            text = self.tree.read_bytes(rel).decode("utf-8", errors="replace")
+            for rec in records_of(parts[1], rel, text):
+                out.setdefault(f"{rec.connector}/{rec.record_id}", rec)
+        return out
+
+    # -- citations --------------------------------------------------------------------------
+    def check_target(self, raw: str) -> str | None:
+        """Why a citation target does not resolve (None when it does)."""
+        try:
+            target = CitationTarget.parse(raw)
+        except CitationError as exc:
+            return str(exc)
+        if target.kind == "session":
+            session = self.session(target.ref)
+            if session is None:
+                return f"session {target.ref!r} does not exist under {layout.SESSIONS_RAW}/"
+            missing = [n for n in target.turns if session.turn(n) is None]
+            if missing:
+                last = session.turns[-1].n if session.turns else 0
+                return f"{target} cites turn {missing[0]}, but session {target.ref!r} has turns 1-{last}"
+            return None
+        if target.kind == "source":
+            if target.ref not in self.source_records:
+                return f"{target} names no record under {layout.SOURCES}/{target.connector}/"
+            return None
+        if not self.tree.exists(f"{layout.NOTES}/{target.ref}"):
+            return f"{target}: no such note under {layout.NOTES}/"
+        return None
+
+    def cited_text(self, raw: str) -> list[tuple[str, str]]:
+        """(label, text) of what a target points at: each turn with speaker and time, or the record."""
+        target = CitationTarget.parse(raw)
+        if target.kind == "session":
+            session = self.session(target.ref)
+            out = []
+            for n in target.turns:
+                turn = session.turn(n) if session else None
+                if turn is not None:
+                    who = turn.speaker or turn.role
+                    when = f" {turn.time}" if turn.time else ""
+                    out.append((f"session:{target.ref}#t{n} {who}{when}", turn.text))
+            return out
+        if target.kind == "source":
+            rec = self.source_records.get(target.ref)
+            return [(str(target), rec.text)] if rec else []
+        rel = f"{layout.NOTES}/{target.ref}"
+        note = self.docs.get(rel)
+        return [(str(target), note.body.strip())] if note else []
