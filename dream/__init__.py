@@ -1,0 +1,1 @@
+"""Dream: the nightly compiler from raw sessions to a Brain."""
