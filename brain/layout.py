@@ -119,7 +119,9 @@ def unsafe_reason(rel_path: str) -> str | None:
         return "absolute path"
     if "\\" in rel_path:
         return "backslash in path"
-    for part in PurePosixPath(rel_path).parts:
+    for i, part in enumerate(PurePosixPath(rel_path).parts):
+        if i == 0 and part == DREAM_DIR:
+            continue  # .dream/ at the root is the Brain's own folder (state.json, forget.md)
         if part in ("..", "."):
             return "path traversal"
         if part in (".git", ".obsidian"):

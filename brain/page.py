@@ -9,7 +9,6 @@ numbers, so it is not used); anchors/aliases are refused before loading (YAML bo
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from typing import Any
 
@@ -24,6 +23,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KEY_ORDER = ("title", "type", "aliases", "summary", "created", "updated", "sources")
 _KEY_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.M)
 MAX_FRONTMATTER_CHARS = 64_000
+_YAML_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
 
 
 class Frontmatter(BaseModel):
@@ -143,7 +143,10 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None,
     if "\x00" in text:
         raise PageError(path, 1, "binary content (NUL byte)", "remove the file or save it as UTF-8 text")
     stripped = text.lstrip("\ufeff")
-    lines = stripped.splitlines(keepends=True)
+    # Split at "\n" only: str.splitlines also splits at \f, \x1c, \u2028…, which would shift
+    # every line number after them (markdown-it and the YAML marks count "\n" only).
+    lines = stripped.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     if not lines or lines[0].rstrip("\r\n") != "---":
         raise PageError(path, 1, "no front matter: the file must start with a line '---'", "add title/type front matter")
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
@@ -170,6 +173,10 @@ def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
         line = mark.line + 2 if mark else 2
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise PageError(path, line, f"invalid YAML in front matter: {problem}", "fix the YAML syntax") from None
+    except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # PyYAML's constructors raise plain errors for values that match a tag but cannot be
+        # built (`created: 2026-02-30` → ValueError); a page must never crash the reader.
+        raise PageError(path, 2, f"invalid value in front matter: {exc}", "fix the value (dates are YYYY-MM-DD)") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -204,7 +211,7 @@ def parse_page(text: str, path: str) -> Page:
 
 def new_page(path: str, frontmatter: Frontmatter, body: str) -> Page:
     """A page built in code (no source text); render_page writes it canonically."""
-    body_line = len(dump_frontmatter(frontmatter).splitlines()) + 1
+    body_line = dump_frontmatter(frontmatter).count("\n") + 1
     return Page(path=path, frontmatter=frontmatter, body=body, body_line=body_line, **_refs_fields(parse_body(body, body_line)))
 
 
@@ -218,17 +225,18 @@ def render_page(page: Page) -> str:
 
 
 def dump_frontmatter(fm: Frontmatter) -> str:
-    """Canonical front matter block: KEY_ORDER first, unknown keys after in their order."""
+    """Canonical front matter block: KEY_ORDER but `sources`, unknown keys in their order, then `sources`."""
     data = fm.model_dump(exclude_none=True)
-    extras = fm.extras()
     out = ["---"]
-    for key in KEY_ORDER:
+    for key in KEY_ORDER[:-1]:
         value = data.get(key)
         if value in (None, [], {}) or (key == "summary" and value == ""):
             continue
         out.append(_dump_item(key, value, 0))
-    for key, value in extras.items():
+    for key, value in fm.extras().items():
         out.append(_dump_item(key, value, 0))
+    if fm.sources:
+        out.append(_dump_item("sources", dict(sorted(fm.sources.items())), 0))
     out.append("---")
     return "\n".join(out) + "\n"
 
@@ -256,7 +264,12 @@ def _scalar(value: Any, flow: bool = False) -> str:
     else:
         text = yaml.safe_dump({"k": value}, default_flow_style=False, allow_unicode=True, width=10**9)
         text = text[3:].removesuffix("\n")
-    return json.dumps(value, ensure_ascii=False) if "\n" in text else text
+    if any(brk in text for brk in _YAML_BREAKS):
+        # A value with a line break (YAML also breaks at NEL, LS, PS) is written double-quoted
+        # with escapes, so it stays on one line and reads back identically.
+        text = yaml.safe_dump([value], default_flow_style=True, default_style='"', allow_unicode=True, width=10**9)
+        return text.strip()[1:-1]
+    return text
 
 
 def parse_target_or_none(fm: Frontmatter, n: int) -> CitationTarget | None:

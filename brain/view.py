@@ -153,6 +153,9 @@ class BrainView:
         if target.kind == "session":
             session = self.session(target.ref)
             if session is None:
+                rel = layout.raw_session_path(target.ref)
+                if layout.is_session_id(target.ref) and self.tree.exists(rel):
+                    return f"session {target.ref!r} cannot be read: {rel} has no usable header line"
                 return f"session {target.ref!r} does not exist under {layout.SESSIONS_RAW}/"
             missing = [n for n in target.turns if session.turn(n) is None]
             if missing:
