@@ -1,0 +1,75 @@
+"""C checks: `[cite:N]` markers against the `sources` mapping, and where each source points.
+
+They read parsed documents only (an unreadable one already has an F finding). Resolving a
+session target reads that raw session once (BrainView caches it), and only when it is cited.
+Whether a claim is supported by its evidence is the semantic verifier's job, not a C check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from brain.citations import CitationError, CitationTarget
+from brain.page import Page
+from brain.view import BrainView
+from validators.documents import source_lines
+from validators.registry import check
+
+Item = tuple[str, int, str]
+
+
+def _targets(page: Page) -> Iterator[tuple[int, int, str, CitationTarget | None, str | None]]:
+    """(n, line, raw target, parsed target or None, parse error or None) per source entry."""
+    lines = source_lines(page)
+    for n, raw in sorted(page.frontmatter.sources.items()):
+        try:
+            yield n, lines[n], raw, CitationTarget.parse(raw), None
+        except CitationError as exc:
+            yield n, lines[n], raw, None, str(exc)
+
+
+@check("C001", "error", "[cite:N] with no source N in the front matter")
+def cite_without_source(view: BrainView) -> Iterator[Item]:
+    for path, page in view.docs.items():
+        for cite in page.cites:
+            if cite.n not in page.frontmatter.sources:
+                yield path, cite.line, f"[cite:{cite.n}] has no source"
+
+
+@check("C002", "warning", "source N that no [cite:N] in the body uses")
+def source_never_cited(view: BrainView) -> Iterator[Item]:
+    for path, page in view.docs.items():
+        if not page.frontmatter.sources:
+            continue
+        used = {c.n for c in page.cites}
+        lines = source_lines(page)
+        for n in sorted(page.frontmatter.sources):
+            if n not in used:
+                yield path, lines[n], f"source {n} is never cited; cite it as [cite:{n}] or remove it"
+
+
+@check("C003", "error", "malformed citation target (not session:<id>#t<n>[-t<m>], source:<connector>/<id> or note:<path>.md)")
+def malformed_target(view: BrainView) -> Iterator[Item]:
+    for path, page in view.docs.items():
+        for n, line, _raw, _target, error in _targets(page):
+            if error is not None:
+                yield path, line, f"source {n}: {error}"
+
+
+@check("C004", "error", "citation target that does not resolve: no such session, turn, source record or note")
+def unresolved_target(view: BrainView) -> Iterator[Item]:
+    for path, page in view.docs.items():
+        for n, line, raw, target, _error in _targets(page):
+            if target is None:
+                continue
+            reason = view.check_target(raw)
+            if reason is not None:
+                yield path, line, f"source {n}: {reason}; fix the target or remove the source"
+
+
+@check("C005", "warning", "[cite:N] written inside code, where it cites nothing")
+def cite_in_code(view: BrainView) -> Iterator[Item]:
+    for path, page in view.docs.items():
+        for ref in page.code_refs:
+            if ref.text.startswith("[cite:"):
+                yield path, ref.line, f"{ref.text} is inside code and cites nothing; move it out of the code span or fence"

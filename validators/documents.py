@@ -1,0 +1,160 @@
+"""Shared, cached readings of a BrainView for the checks: documents with their raw front matter,
+source entry lines, and offset → line lookup.
+
+Results are cached per view (weakly), so each file is read and parsed at most once per run
+however many checks look at it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
+
+from brain import layout
+from brain.errors import PageError
+from brain.page import Frontmatter, Page, split_frontmatter
+from brain.view import BrainView
+
+T = TypeVar("T")
+_CACHE: WeakKeyDictionary[BrainView, dict[str, Any]] = WeakKeyDictionary()
+_SOURCE_ENTRY_RE = re.compile(r"""^\s+['"]?(\d+)['"]?\s*:""")
+
+
+def cached(view: BrainView, name: str, build: Callable[[], T]) -> T:
+    """`build()` once per view and name."""
+    slot = _CACHE.setdefault(view, {})
+    if name not in slot:
+        slot[name] = build()
+    return slot[name]
+
+
+@dataclass
+class Document:
+    """A page, session summary or note, parsed or not.
+
+    `meta` is the raw front matter mapping (None when it cannot be read: then `split_error`
+    says why); `page` is the parsed Page when the document passed `parse_page`.
+    """
+
+    path: str
+    kind: str  # "page", "summary" or "note"
+    page: Page | None
+    meta: dict[Any, Any] | None
+    key_lines: dict[str, int] = field(default_factory=dict)
+    error: PageError | None = None
+    split_error: PageError | None = None
+
+    @property
+    def stem(self) -> str:
+        return self.path.rsplit("/", 1)[-1].removesuffix(".md")
+
+    def line(self, key: str) -> int:
+        """Line of a top-level front matter key (1, the opening `---`, when it is absent)."""
+        return self.key_lines.get(key, 1)
+
+
+def kind_of(path: str) -> str | None:
+    if layout.is_page_path(path):
+        return "page"
+    if layout.is_summary_path(path):
+        return "summary"
+    if layout.is_note_path(path):
+        return "note"
+    return None
+
+
+def documents(view: BrainView) -> list[Document]:
+    """Every document the view read (parsed or failed), sorted by path."""
+    return cached(view, "documents", lambda: _documents(view))
+
+
+def _documents(view: BrainView) -> list[Document]:
+    out: list[Document] = []
+    for path in sorted(set(view.docs) | set(view.errors)):
+        kind = kind_of(path) or "page"
+        page = view.docs.get(path)
+        if page is not None:
+            out.append(Document(path, kind, page, _meta_of(page.frontmatter), dict(page.key_lines)))
+            continue
+        error = view.errors[path]
+        try:
+            text = view.tree.read_bytes(path).decode("utf-8")
+            meta, _block, _body, _line, key_lines = split_frontmatter(text, path)
+        except PageError as exc:
+            out.append(Document(path, kind, None, None, error=error, split_error=exc))
+        except (OSError, UnicodeDecodeError):
+            out.append(Document(path, kind, None, None, error=error, split_error=error))
+        else:
+            out.append(Document(path, kind, None, meta, key_lines, error=error))
+    return out
+
+
+def _meta_of(fm: Frontmatter) -> dict[str, Any]:
+    """The keys the author wrote, with the values the model kept (dates as dates)."""
+    meta = {k: getattr(fm, k) for k in Frontmatter.model_fields if k in fm.model_fields_set}
+    meta.update(fm.extras())
+    return meta
+
+
+def source_lines(page: Page) -> dict[int, int]:
+    """Line of each `sources` entry (`  3: session:…`); the `sources:` line when not found."""
+    start = page.key_lines.get("sources")
+    if start is None:
+        return {}
+    out: dict[int, int] = {}
+    block = (page.source_fm_block or "").splitlines()
+    for lineno in range(start + 1, len(block) + 1):
+        text = block[lineno - 1]
+        if text.strip() and not text[:1].isspace():
+            break
+        m = _SOURCE_ENTRY_RE.match(text)
+        if m:
+            out.setdefault(int(m.group(1)), lineno)
+    return {n: out.get(n, start) for n in page.frontmatter.sources}
+
+
+class LineIndex:
+    """1-based line of a character offset in a text (binary search over newline offsets)."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = _newlines(text)
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_left(self._starts, offset) + 1
+
+    def column(self, offset: int) -> int:
+        """1-based column (in characters) of an offset."""
+        i = bisect.bisect_left(self._starts, offset)
+        return offset - (self._starts[i - 1] + 1 if i else 0) + 1
+
+
+def _newlines(text: str) -> list[int]:
+    out = []
+    at = text.find("\n")
+    while at >= 0:
+        out.append(at)
+        at = text.find("\n", at + 1)
+    return out
+
+
+def doc_text(view: BrainView, path: str) -> str | None:
+    """The text of a file (a parsed document's source text when available); None if unreadable."""
+    page = view.docs.get(path)
+    if page is not None and page.source_text is not None:
+        return page.source_text
+    try:
+        return view.tree.read_bytes(path).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def nearest(name: str, choices: list[str]) -> str | None:
+    """A close match for a "did you mean …?" hint (only for small choice lists)."""
+    import difflib
+
+    hits = difflib.get_close_matches(name, choices, n=1, cutoff=0.75)
+    return hits[0] if hits else None

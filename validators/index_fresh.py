@@ -1,0 +1,106 @@
+"""I checks: the generated indexes agree with what they index.
+
+knowledge/index.md lists every page (`- [[slug|Title]]: summary`), sessions/index.md every
+session summary (`- YYYY-MM-DD [[id|Title]] (N turns)`); both are rewritten by `dream run`.
+Each index is read once; lines are compared with brain.render's own line functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from brain import layout
+from brain.page import Page
+from brain.render import index_line, session_index_line
+from brain.view import BrainView
+from validators.documents import cached
+from validators.registry import check
+
+Item = tuple[str, int, str]
+_ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)")
+_REGEN = "run `dream run` to regenerate it"
+
+
+@dataclass
+class _Index:
+    path: str
+    what: str  # "page" or "session summary"
+    exists: bool
+    entries: list[tuple[int, str, str]]  # (line, target, line text)
+    documents: dict[str, str]  # name → path of what must be listed
+    parsed: dict[str, Page]  # name → parsed document (for line freshness)
+    render: Callable[[Page], str]
+
+
+def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str, str]]]:
+    if not view.tree.exists(path) or view.tree.is_symlink(path):
+        return False, []
+    text = view.tree.read_bytes(path).decode("utf-8", errors="replace")
+    out = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        m = _ENTRY_RE.match(line)
+        if m:
+            out.append((lineno, m.group(1).strip(), line.rstrip()))
+    return True, out
+
+
+def _indexes(view: BrainView) -> list[_Index]:
+    def build() -> list[_Index]:
+        pages = {p.rsplit("/", 1)[1][:-3]: p for p in view.page_paths}
+        parsed_pages = {view.pages[p].slug: view.pages[p] for p in pages.values() if p in view.pages}
+        summaries = {
+            f.rsplit("/", 1)[1][:-3]: f for f in view.tree.files() if layout.is_summary_path(f) and not view.tree.is_symlink(f)
+        }
+        out = []
+        for path, what, docs, parsed, render in (
+            (layout.KNOWLEDGE_INDEX, "page", pages, parsed_pages, index_line),
+            (layout.SESSIONS_INDEX, "session summary", summaries, dict(view.summaries), session_index_line),
+        ):
+            exists, entries = _read_entries(view, path)
+            out.append(_Index(path, what, exists, entries, docs, parsed, render))
+        return out
+
+    return cached(view, "indexes", build)
+
+
+@check("I001", "error", "knowledge/index.md or sessions/index.md missing while pages or summaries exist")
+def index_missing(view: BrainView) -> Iterator[Item]:
+    for idx in _indexes(view):
+        if not idx.exists and idx.documents:
+            n = len(idx.documents)
+            yield idx.path, 1, f"{idx.path} is missing but {n} {idx.what}{'' if n == 1 else 's'} exist; {_REGEN}"
+
+
+@check("I002", "error", "page or session summary not listed in its index")
+def not_listed(view: BrainView) -> Iterator[Item]:
+    for idx in _indexes(view):
+        if not idx.exists:
+            continue
+        listed = {target for _line, target, _text in idx.entries}
+        for name, path in sorted(idx.documents.items()):
+            if name not in listed:
+                yield idx.path, 1, f"{path} is not listed; {_REGEN}"
+
+
+@check("I003", "error", "index line linking a page or session summary that does not exist")
+def listed_but_gone(view: BrainView) -> Iterator[Item]:
+    for idx in _indexes(view):
+        for line, target, _text in idx.entries:
+            if target not in idx.documents:
+                yield idx.path, line, f"[[{target}]] is listed but no such {idx.what} exists; {_REGEN}"
+
+
+@check("I004", "warning", "index line out of date (title, summary, date or turns changed) or listed twice")
+def stale_line(view: BrainView) -> Iterator[Item]:
+    for idx in _indexes(view):
+        seen: set[str] = set()
+        for line, target, text in idx.entries:
+            if target in seen:
+                yield idx.path, line, f"[[{target}]] is listed more than once; {_REGEN}"
+                continue
+            seen.add(target)
+            doc = idx.parsed.get(target)
+            if doc is not None and text != idx.render(doc):
+                yield idx.path, line, f"line for [[{target}]] is out of date: expected '{idx.render(doc)}'; {_REGEN}"

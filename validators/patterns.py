@@ -1,0 +1,396 @@
+"""Pure text helpers for the X checks, reusable by the compiler: secret shapes, injected
+instructions, invisible characters.
+
+    secret_spans(text)     -> [(start, end, kind)]   credentials and keys (never quoted away)
+    redact_secrets(text)   -> text with each secret replaced by [REDACTED:<kind>]
+    injection_spans(text)  -> [(start, end, kind)]   instructions aimed at an agent
+    strip_invisible(text)  -> text without invisible / bidi / tag characters
+
+Quoting convention: a blockquote callout whose first line is `> [!untrusted]` holds quoted,
+flagged material; phrase checks skip it (not secrets, and not invisible characters: a quote
+is safe to show only if what is shown is what is there). Patterns favour precision: prose
+such as "the password policy" or "a token of thanks" must not match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+Span = tuple[int, int, str]
+
+# -- secrets ------------------------------------------------------------------------------------
+# (kind, pattern, group whose span is the secret, lower-case substrings one of which must occur)
+_SECRETS: list[tuple[str, re.Pattern[str], int, tuple[str, ...]]] = [
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
+        ),
+        0,
+        ("private key",),
+    ),
+    ("anthropic-api-key", re.compile(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, ("sk-ant-",)),
+    ("openai-api-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, ("sk-",)),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, ("gh", "github_pat_")),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, ("xox",)),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, ("hooks.slack.com",)),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, ("_live_", "_test_")),
+    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, ("whsec_",)),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, ("aiza",)),
+    ("google-oauth-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, ("gocspx-",)),
+    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, ("ya29.",)),
+    (
+        "aws-access-key-id",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+        0,
+        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+    ),
+    (
+        "aws-secret-access-key",
+        re.compile(r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+        1,
+        ("secret",),
+    ),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, ("eyj",)),
+    ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, ("bearer",)),
+    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, ("://",)),
+]
+_LABELS = {
+    "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
+}
+_PROSE_SECRET = re.compile(
+    r"(?i)\b(?P<label>pass(?:word|wd|phrase|code)|pwd|(?:api|access|secret|private)[ _-]?key"
+    r"|(?:(?:auth|access|api|bearer|refresh|session)[ _-]?)?token|client[ _-]?secret|secret)\b"
+    r"(?:\s+(?:for|of|to|on)(?:\s+[\w.@'’-]+){1,3})?"
+    r"\s*(?:\bis\b|\bwas\b|:=|=|:)\s*"
+    r"(?:\"(?P<q1>[^\"\n]{4,200})\"|'(?P<q2>[^'\n]{4,200})'|`(?P<q3>[^`\n]{4,200})`|(?P<u>[^\s\"'`,;]{6,200}))"
+)
+_PROSE_TRIGGERS = ("pass", "pwd", "key", "token", "secret")
+_WORDY = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
+_QUOTED_WORDS = re.compile(r"[A-Za-z][A-Za-z '’\-]*")
+_PLACEHOLDER = re.compile(r"^(?:\[REDACTED|<|\$\{?|\{\{|%|\*+$|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)", re.I)
+_SECRET_TEMPLATE = re.compile(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
+
+
+def _has_letters_and_digits(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _prose_value_is_secret(value: str, quoted: bool) -> bool:
+    if _PLACEHOLDER.match(value):
+        return False
+    if quoted:
+        return not _QUOTED_WORDS.fullmatch(value)
+    return not _WORDY.fullmatch(value) and any(not c.isalpha() for c in value)
+
+
+def secret_spans(text: str) -> list[Span]:
+    """(start, end, kind) of each credential-shaped string, sorted and non-overlapping.
+
+    Kinds: private-key, anthropic-api-key, openai-api-key, github-token, slack-token,
+    slack-webhook, stripe-key, stripe-webhook-secret, google-api-key, google-oauth-secret,
+    google-oauth-token, aws-access-key-id, aws-secret-access-key, jwt, bearer-token,
+    url-password (the password of `scheme://user:pass@host`), and password / token / api-key /
+    secret for a value stated in prose ("the wifi password is hunter22", "token: ab12…").
+    """
+    lower = text.lower()
+    spans: list[Span] = []
+    for kind, pattern, group, triggers in _SECRETS:
+        if not any(t in lower for t in triggers):
+            continue
+        for m in pattern.finditer(text):
+            value = m.group(group)
+            if kind == "openai-api-key" and not _has_letters_and_digits(value):
+                continue
+            if kind == "bearer-token" and not _has_letters_and_digits(value):
+                continue
+            if kind == "url-password" and _SECRET_TEMPLATE.match(value):
+                continue
+            spans.append((m.start(group), m.end(group), kind))
+    if any(t in lower for t in _PROSE_TRIGGERS):
+        for m in _PROSE_SECRET.finditer(text):
+            group = next(g for g in ("q1", "q2", "q3", "u") if m.group(g) is not None)
+            start, value = m.start(group), m.group(group)
+            if group == "u":
+                value = value.rstrip(".,;:!?)]}>")
+            if not _prose_value_is_secret(value, quoted=group != "u"):
+                continue
+            label = m.group("label").lower()
+            kind = next(v for k, v in _LABELS.items() if k in label)
+            spans.append((start, start + len(value), kind))
+    return _disjoint(spans)
+
+
+def _disjoint(spans: Iterable[Span]) -> list[Span]:
+    """Sorted spans with overlaps dropped (the earliest, then the longest, wins)."""
+    out: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s[0], -s[1], s[2])):
+        if out and span[0] < out[-1][1]:
+            continue
+        out.append(span)
+    return out
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with every secret span replaced by `[REDACTED:<kind>]` (the rest unchanged)."""
+    parts: list[str] = []
+    at = 0
+    for start, end, kind in secret_spans(text):
+        parts += [text[at:start], f"[REDACTED:{kind}]"]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
+# -- injected instructions ------------------------------------------------------------------
+_F = re.I | re.M
+_SENSITIVE_OBJECT = re.compile(
+    r"\b(?:passwords?|credentials?|api\s+keys?|keys|tokens?|secrets?|everything|all\b|conversations?|chats?|"
+    r"history|transcripts?|memor(?:y|ies)|the\s+user'?s?|user\s+data|(?:personal|private)\s+(?:data|information|details)|"
+    r"contents?\s+of|this\s+(?:page|document|file|conversation|chat|session)|system\s+prompt|instructions|"
+    r"(?:e-?mails|contacts|files|notes)\s+of)\b",
+    re.I,
+)
+_AI = r"(?:AI|LLM|assistant|agent|model|language\s+model|Claude|ChatGPT|GPT(?:-?\d\w*)?|chatbot|bot|copilot)s?"
+# (kind, pattern, lower-case triggers); the whole match is the span unless a group `x` exists.
+_PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
+    (
+        "override",
+        re.compile(
+            r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:\w+\s+){0,3}?(?:all\s+|any\s+)?"
+            r"(?:previous|prior|above|earlier|preceding|former|original|initial|your|system|safety|these|those)\s+"
+            r"(?:\w+\s+){0,2}?(?:instructions?|rules|directives?|guidelines|prompts?|guardrails|constraints|policies|"
+            r"restrictions|programming)\b",
+            _F,
+        ),
+        ("ignore", "disregard", "forget", "override", "bypass"),
+    ),
+    (
+        "override",
+        re.compile(
+            r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+|the\s+)*"
+            r"(?:above\b(?!\s+\d)|(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)\s+(?:been\s+)?(?:told|given|instructed))",
+            _F,
+        ),
+        ("ignore", "disregard", "forget"),
+    ),
+    ("role", re.compile(r"\byou\s+(?:must|should|will|shall)\s+now\b", _F), ("now",)),
+    (
+        "role",
+        re.compile(
+            r"\bfrom\s+now\s+on\b,?\s+(?:you\s+(?:must|should|will|shall|are|always|never|only)\b|always\b|never\b|only\b|"
+            r"(?:respond|reply|answer|act|pretend|ignore)\b|do\s+not\b|don'?t\b)",
+            _F,
+        ),
+        ("from now on",),
+    ),
+    (
+        "role",
+        re.compile(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|in\s+|my\s+)?(?:\w+\s+){0,2}?(?:DAN|mode|unrestricted|jailbroken|uncensored|no\s+longer|free\s+of)\b", _F),
+        ("you are now",),
+    ),
+    ("role", re.compile(r"\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:", _F), ("instruction",)),
+    (
+        "role",
+        re.compile(r"\b(?:enable|enter|activate|switch\s+to|turn\s+on)\s+(?:developer|dev|god|admin|jailbreak|DAN|unrestricted|debug)\s+mode\b", _F),
+        ("mode",),
+    ),
+    ("role", re.compile(r"\bdo\s+anything\s+now\b", _F), ("anything now",)),
+    (
+        "role",
+        re.compile(r"\b(?:pretend|act|behave)\s+(?:to\s+be\s+|as\s+(?:if\s+you\s+(?:are|were)\s+)?|you\s+are\s+)(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|uncensored|evil)\b", _F),
+        ("pretend", "act", "behave"),
+    ),
+    (
+        "role",
+        re.compile(
+            rf"\b(?:(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?{_AI}\s*[:,\u2014-]"
+            rf"|if\s+you\s+are\s+an?\s+(?:AI|LLM|language\s+model|assistant|agent|bot|chatbot)\b"
+            rf"|\b{_AI}\s+(?:reading|processing|summari[sz]ing|parsing|ingesting)\s+this\b)",
+            _F,
+        ),
+        ("ai", "llm", "assistant", "agent", "model", "claude", "gpt", "bot", "copilot"),
+    ),
+    (
+        "system-prompt",
+        re.compile(
+            r"\b(?:(?:your|the\s+(?:assistant|agent|model|ai)'?s|hidden|secret|original|real|new|updated|full)\s+system\s+prompt\b"
+            r"|(?:reveal|print|show|output|repeat|leak|dump|display|disclose|override|replace|ignore)\s+(?:\w+\s+){0,3}?"
+            r"(?:system\s+prompt|(?:initial|hidden|original)\s+instructions)\b"
+            r"|system\s+prompt\s*:)",
+            _F,
+        ),
+        ("system prompt", "instructions"),
+    ),
+    (
+        "system-prompt",
+        re.compile(r"<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?INST\]|<</?SYS>>|</?system>", re.I),
+        ("<|", "inst]", "<<sys>>", "<<sys", "sys>>", "system>"),
+    ),
+    (
+        "exfiltration",
+        re.compile(
+            r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now)[ \t]+)"
+            r"(?P<x>(?:send|e-?mail|forward|post|upload|transmit|leak|exfiltrate|share|copy|submit)\s+(?P<obj>[^\n]{0,100}?)\s+"
+            r"to\s+<?(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s)>\]]+))",
+            _F,
+        ),
+        ("@", "http"),
+    ),
+    (
+        "exfiltration",
+        re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*(?:\{|%7B|\$)[^)\s]*\)", re.I),
+        ("](",),
+    ),
+]
+_COMMENT = re.compile(r"<!--([\s\S]*?)(?:-->|\Z)")
+_DIRECTIVE_IN_COMMENT = re.compile(
+    rf"^\s*(?:always|never|ignore|disregard|forget|you\s+(?:must|should|will|are))\b"
+    rf"|^\s*(?:do\s+not|don'?t)\s+(?:tell|mention|reveal|say|disclose|inform|show|let)\b"
+    rf"|\b{_AI}\b[\s\S]{{0,80}}?\b(?:must|should|shall|always|never|ignore|tell|say|reply|respond|"
+    rf"output|send|pretend|obey|follow|reveal)\b"
+    rf"|\b(?:must|should|always|never|ignore|tell|say|reply|respond|obey|follow|reveal)\b[\s\S]{{0,80}}?\b{_AI}\b",
+    re.I,
+)
+_UNTRUSTED_START = re.compile(r"^[ \t]*>[ \t]*\[!untrusted\][-+]?", re.I)
+_QUOTE_LINE = re.compile(r"^[ \t]*>")
+
+
+def untrusted_regions(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each `> [!untrusted]` callout: its first line and the `>` lines after it."""
+    if "[!" not in text:
+        return []
+    regions: list[tuple[int, int]] = []
+    offset = 0
+    start: int | None = None
+    for line in text.splitlines(keepends=True):
+        if start is not None and not _QUOTE_LINE.match(line):
+            regions.append((start, offset))
+            start = None
+        if start is None and _UNTRUSTED_START.match(line):
+            start = offset
+        offset += len(line)
+    if start is not None:
+        regions.append((start, offset))
+    return regions
+
+
+def _inside(pos: int, regions: list[tuple[int, int]]) -> bool:
+    return any(a <= pos < b for a, b in regions)
+
+
+def phrase_spans(text: str) -> list[Span]:
+    """Instruction-like phrases anywhere in `text` (no untrusted-callout exemption)."""
+    lower = text.lower()
+    spans: list[Span] = []
+    for kind, pattern, triggers in _PHRASES:
+        if not any(t in lower for t in triggers):
+            continue
+        for m in pattern.finditer(text):
+            if kind == "exfiltration" and "obj" in pattern.groupindex and not _SENSITIVE_OBJECT.search(m.group("obj")):
+                continue
+            group = "x" if "x" in pattern.groupindex else 0
+            spans.append((m.start(group), m.end(group), kind))
+    return _disjoint(spans)
+
+
+def _comment_spans(text: str) -> list[Span]:
+    if "<!--" not in text:
+        return []
+    out = []
+    for m in _COMMENT.finditer(text):
+        body = m.group(1)
+        if _DIRECTIVE_IN_COMMENT.search(body) or phrase_spans(body):
+            out.append((m.start(), m.end(), "hidden-comment"))
+    return out
+
+
+def injection_spans(text: str, honor_untrusted: bool = True) -> list[Span]:
+    """(start, end, kind) of instruction-like text aimed at an agent, sorted.
+
+    Kinds: override ("ignore previous instructions", "disregard the above"), role ("you must
+    now", "from now on, always", "you are now DAN", "note to AI assistants:"), system-prompt
+    ("reveal your system prompt", chat-template tokens), exfiltration ("send all passwords to
+    x@y.z", image URLs carrying data), hidden-comment (an HTML comment with a directive), and
+    invisible / bidi / tag characters. Phrases and comments inside a `> [!untrusted]` callout
+    are skipped when `honor_untrusted`; invisible characters never are.
+    """
+    regions = untrusted_regions(text) if honor_untrusted else []
+    comments = _comment_spans(text)
+    spans = [s for s in phrase_spans(text) + comments if not _inside(s[0], regions)]
+    # A phrase inside a flagged comment is reported once, as the comment.
+    kept = [s for s in spans if s[2] == "hidden-comment" or not any(c[0] <= s[0] < c[1] for c in comments)]
+    return sorted(kept + invisible_spans(text))
+
+
+# -- invisible characters -------------------------------------------------------------------
+_BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
+_INVISIBLE = frozenset({0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180E, 0x115F, 0x1160, 0x3164, 0xFFA0})
+_JOINERS = frozenset({0x200C, 0x200D})
+_BLACK_FLAG = 0x1F3F4
+_CANDIDATES = re.compile(
+    "[\u115f\u1160\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
+)
+
+
+def _is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return 0x3400 <= o <= 0x9FFF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x3FFFF
+
+
+def _char_kind(text: str, i: int) -> str | None:
+    o = ord(text[i])
+    if o in _BIDI:
+        return "bidi"
+    if o in _INVISIBLE or (o == 0xFEFF and i > 0):
+        return "invisible"
+    if 0xE0000 <= o <= 0xE007F:
+        j = i
+        while j > 0 and 0xE0000 <= ord(text[j - 1]) <= 0xE007F:
+            j -= 1
+        return None if j > 0 and ord(text[j - 1]) == _BLACK_FLAG else "tag"  # emoji subdivision flags
+    if o in _JOINERS:
+        before = text[i - 1] if i > 0 else " "
+        after = text[i + 1] if i + 1 < len(text) else " "
+        return "invisible" if before.isascii() and after.isascii() else None
+    if 0xE0100 <= o <= 0xE01EF:
+        j = i
+        while j > 0 and 0xE0100 <= ord(text[j - 1]) <= 0xE01EF:
+            j -= 1
+        return None if j > 0 and j == i and _is_cjk(text[j - 1]) else "invisible"  # ideographic variation
+    return None
+
+
+def invisible_spans(text: str) -> list[Span]:
+    """Runs of invisible characters (zero-width, fillers, joiners inside ASCII words), bidi
+    controls, and Unicode tag characters (which can smuggle hidden text). Joiners inside emoji,
+    emoji flag tags and ideographic variation selectors are allowed."""
+    if text.isascii():
+        return []
+    spans: list[Span] = []
+    for m in _CANDIDATES.finditer(text):
+        i = m.start()
+        kind = _char_kind(text, i)
+        if kind is None:
+            continue
+        if spans and spans[-1][1] == i and spans[-1][2] == kind:
+            spans[-1] = (spans[-1][0], i + 1, kind)
+        else:
+            spans.append((i, i + 1, kind))
+    return spans
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without the characters `invisible_spans` reports (and without a leading BOM)."""
+    spans = invisible_spans(text)
+    if spans:
+        parts, at = [], 0
+        for start, end, _kind in spans:
+            parts.append(text[at:start])
+            at = end
+        parts.append(text[at:])
+        text = "".join(parts)
+    return text.lstrip("\ufeff")

@@ -1,0 +1,128 @@
+"""X checks: secrets and instructions aimed at an agent in what agents read.
+
+Scanned: every file under knowledge/ and notes/, session summaries, and the generated indexes
+(knowledge/index.md, knowledge/log.md, sessions/index.md); raw sessions are input and are not.
+Each file is read once per run. The text helpers live in validators.patterns and are
+re-exported here for the compiler: secret_spans, redact_secrets, injection_spans, strip_invisible.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from brain import layout
+from brain.view import BrainView
+from validators.documents import LineIndex, cached, doc_text
+from validators.patterns import (
+    Span,
+    injection_spans,
+    invisible_spans,
+    redact_secrets,
+    secret_spans,
+    strip_invisible,
+    untrusted_regions,
+)
+from validators.registry import check
+
+__all__ = ["injection_spans", "invisible_spans", "redact_secrets", "secret_spans", "strip_invisible", "untrusted_regions"]
+
+Item = tuple[str, int, str]
+_ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")
+_PHRASE_KINDS = frozenset({"override", "role", "system-prompt", "exfiltration"})
+
+
+@dataclass
+class _Scan:
+    path: str
+    text: str
+    lines: LineIndex
+    secrets: list[Span]
+    injections: list[Span]
+
+    def where(self, start: int) -> tuple[int, int]:
+        return self.lines.line(start), self.lines.column(start)
+
+
+def scanned_paths(view: BrainView) -> list[str]:
+    return [
+        rel
+        for rel in view.tree.files()
+        if (rel.startswith(_ROOTS) or rel in layout.GENERATED) and not view.tree.is_symlink(rel)
+    ]
+
+
+def _scans(view: BrainView) -> list[_Scan]:
+    def build() -> list[_Scan]:
+        out = []
+        for rel in scanned_paths(view):
+            text = doc_text(view, rel)
+            if text is None or "\x00" in text:
+                continue  # binary: S001/F001 report it; a regex over it means nothing
+            out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
+        return out
+
+    return cached(view, "safety_scans", build)
+
+
+def _snippet(text: str, limit: int = 60) -> str:
+    flat = " ".join(strip_invisible(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _chars(text: str) -> str:
+    codes = list(dict.fromkeys(text))
+    names = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'UNNAMED')}" for c in codes[:3])
+    return names + (", ..." if len(codes) > 3 else "")
+
+
+@check("X001", "error", "secret: API key, token, private key, JWT, password in a URL or stated in prose")
+def secrets(view: BrainView) -> Iterator[Item]:
+    for scan in _scans(view):
+        for start, _end, kind in scan.secrets:
+            line, col = scan.where(start)
+            yield scan.path, line, f"possible secret ({kind}) at column {col}; remove it from the Brain, and rotate it if it is real"
+
+
+@check("X002", "error", "instruction aimed at an agent (ignore previous instructions, system prompt, send … to …)")
+def injected_instructions(view: BrainView) -> Iterator[Item]:
+    for scan in _scans(view):
+        for start, end, kind in scan.injections:
+            if kind in _PHRASE_KINDS:
+                line, _col = scan.where(start)
+                yield scan.path, line, (
+                    f"instruction aimed at an agent ({kind}): '{_snippet(scan.text[start:end])}'; "
+                    "remove it, or quote it inside a '> [!untrusted]' callout"
+                )
+
+
+@check("X003", "error", "hidden HTML comment containing a directive")
+def hidden_comment(view: BrainView) -> Iterator[Item]:
+    for scan in _scans(view):
+        for start, end, kind in scan.injections:
+            if kind == "hidden-comment":
+                line, _col = scan.where(start)
+                yield scan.path, line, (
+                    f"hidden HTML comment with a directive: '{_snippet(scan.text[start:end])}'; "
+                    "remove it, or quote it inside a '> [!untrusted]' callout"
+                )
+
+
+@check("X004", "warning", "invisible character (zero-width space, word joiner, filler) that hides or splits text")
+def invisible_chars(view: BrainView) -> Iterator[Item]:
+    for scan in _scans(view):
+        for start, end, kind in scan.injections:
+            if kind == "invisible":
+                line, col = scan.where(start)
+                yield scan.path, line, f"invisible character ({_chars(scan.text[start:end])}) at column {col}; remove it"
+
+
+@check("X005", "error", "bidi control or Unicode tag characters that make text read other than it is")
+def bidi_or_tag_chars(view: BrainView) -> Iterator[Item]:
+    for scan in _scans(view):
+        for start, end, kind in scan.injections:
+            if kind in ("bidi", "tag"):
+                line, col = scan.where(start)
+                what = "bidi control" if kind == "bidi" else "Unicode tag characters (hidden text)"
+                yield scan.path, line, f"{what} ({_chars(scan.text[start:end])}) at column {col}; remove it"

@@ -1,0 +1,172 @@
+"""S checks: where files are and what they are called — layout, names, case collisions,
+symlinks, and the raw sessions the Brain cites.
+
+They read the tree's file listing; S008/S009 read each cited raw session once (shared with
+C004 through the BrainView cache). Uncited raw sessions are input that dream checks when it
+reads them, so they are not opened here (10,000 transcripts would dominate a validate run).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from brain import layout
+from brain.citations import CitationError, CitationTarget
+from brain.view import BrainView
+from validators.documents import cached
+from validators.registry import check
+
+Item = tuple[str, int, str]
+
+
+@check("S001", "warning", "file outside the Brain layout")
+def outside_layout(view: BrainView) -> Iterator[Item]:
+    for rel in view.tree.files():
+        if not layout.known_location(rel):
+            yield rel, 1, f"{rel} is outside the Brain layout and no tool reads it; move it (see docs/DESIGN.md) or remove it"
+
+
+@check("S002", "error", "unsafe path: reserved device name, control or special character, trailing dot or space")
+def unsafe_path(view: BrainView) -> Iterator[Item]:
+    for rel in view.tree.files():
+        if rel.startswith(".obsidian/"):
+            continue  # Obsidian's own settings; it names them
+        reason = layout.unsafe_reason(rel)
+        if reason is not None:
+            yield rel, 1, f"{reason}: this name cannot be checked out everywhere (Windows, macOS); rename the file"
+
+
+def _slug_problem(stem: str) -> str | None:
+    if stem.lower() in layout.RESERVED_STEMS:
+        return f"'{stem}' is a reserved name; rename the file (e.g. {stem.lower()}-page.md)"
+    if len(stem) > layout.SLUG_MAX:
+        return f"'{stem[:20]}...' is longer than {layout.SLUG_MAX} characters; shorten the slug"
+    if not layout.SLUG_RE.match(stem):
+        return f"'{stem}' is not a valid slug (lower-case letters, digits, single hyphens); rename it to {layout.slugify(stem)}"
+    return None
+
+
+@check("S003", "error", "page or note file name (or note topic folder) that is not a valid slug, or a reserved name")
+def bad_slug(view: BrainView) -> Iterator[Item]:
+    for rel in view.tree.files():
+        parts = rel.split("/")
+        if layout.is_page_path(rel):
+            names = [parts[2][:-3]]
+        elif layout.is_note_path(rel):
+            names = [parts[1], parts[2][:-3]]
+        else:
+            continue
+        for name in dict.fromkeys(names):
+            problem = _slug_problem(name)
+            if problem:
+                yield rel, 1, problem
+
+
+@check("S004", "error", "session summary or raw session whose file name is not a valid session id")
+def bad_session_id(view: BrainView) -> Iterator[Item]:
+    for rel in view.tree.files():
+        parts = rel.split("/")
+        if layout.is_summary_path(rel):
+            stem = parts[2][:-3]
+        elif rel.startswith(layout.SESSIONS_RAW + "/") and len(parts) == 3 and rel.endswith(".jsonl"):
+            stem = parts[2][:-6]
+        else:
+            continue
+        if not layout.is_session_id(stem):
+            yield rel, 1, (
+                f"'{stem}' is not a valid session id (letters, digits, '.', '_', '-', starting with a letter or digit, "
+                "no '..'); rename the file"
+            )
+
+
+@check("S005", "error", "paths that differ only in case or Unicode normalisation")
+def case_collision(view: BrainView) -> Iterator[Item]:
+    groups: dict[str, list[str]] = defaultdict(list)
+    for rel in view.tree.files():
+        groups[unicodedata.normalize("NFC", rel).casefold()].append(rel)
+    for paths in groups.values():
+        if len(paths) > 1:
+            for rel in paths:
+                others = ", ".join(p for p in paths if p != rel)
+                yield rel, 1, f"{rel} differs only in case from {others}; macOS and Windows see one file, rename one"
+
+
+def _roots(view: BrainView) -> list[Path]:
+    roots = []
+    for name in ("root", "brain_root"):
+        value = getattr(view.tree, name, None)
+        value = value() if callable(value) else value
+        if value is not None:
+            roots.append(Path(value).resolve())
+    return roots
+
+
+def _symlinks(view: BrainView) -> list[tuple[str, str | None, bool]]:
+    """(path, resolved target, inside the Brain) of every symlink in the listing."""
+
+    def build() -> list[tuple[str, str | None, bool]]:
+        roots = _roots(view)
+        out = []
+        for rel in view.tree.files():
+            if not view.tree.is_symlink(rel):
+                continue
+            target = view.tree.symlink_target(rel)
+            inside = target is not None and any(Path(target) == r or r in Path(target).parents for r in roots)
+            out.append((rel, target, inside))
+        return out
+
+    return cached(view, "symlinks", build)
+
+
+@check("S006", "warning", "symlink inside the Brain (git stores the link, not the file; tools may skip it)")
+def symlink_inside(view: BrainView) -> Iterator[Item]:
+    for rel, _target, inside in _symlinks(view):
+        if inside:
+            yield rel, 1, f"{rel} is a symlink; it is not read as a document, replace it with the file itself"
+
+
+@check("S007", "error", "symlink whose target resolves outside the Brain")
+def symlink_outside(view: BrainView) -> Iterator[Item]:
+    for rel, target, inside in _symlinks(view):
+        if not inside:
+            yield rel, 1, f"{rel} is a symlink to {target}, outside the Brain; remove it (it may expose other files)"
+
+
+def _cited_sessions(view: BrainView) -> list[str]:
+    """Session ids cited by any readable document, each loaded once through the view."""
+
+    def build() -> list[str]:
+        ids: set[str] = set()
+        for page in view.docs.values():
+            for raw in page.frontmatter.sources.values():
+                try:
+                    target = CitationTarget.parse(raw)
+                except CitationError:
+                    continue
+                if target.kind == "session":
+                    ids.add(target.ref)
+        for sid in sorted(ids):
+            view.session(sid)
+        return sorted(sid for sid in ids if sid in view.session_problems or view.session(sid) is not None)
+
+    return cached(view, "cited_sessions", build)
+
+
+@check("S008", "warning", "cited raw session with problems: malformed line, bad turn, missing header, invalid UTF-8")
+def raw_session_problems(view: BrainView) -> Iterator[Item]:
+    for sid in _cited_sessions(view):
+        for problem in view.session_problems.get(sid, []):
+            yield problem.path, problem.line, problem.message
+
+
+@check("S009", "warning", "cited raw session whose header id differs from its file name")
+def raw_session_id(view: BrainView) -> Iterator[Item]:
+    for sid in _cited_sessions(view):
+        session = view.session(sid)
+        if session is not None and session.header.id != sid:
+            yield layout.raw_session_path(sid), 1, (
+                f"header id '{session.header.id}' differs from the file name {sid}.jsonl; citations use the file name, make them agree"
+            )
