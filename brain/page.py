@@ -176,12 +176,27 @@ def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         # PyYAML's constructors raise plain errors for values that match a tag but cannot be
         # built (`created: 2026-02-30` → ValueError); a page must never crash the reader.
-        raise PageError(path, 2, f"invalid value in front matter: {exc}", "fix the value (dates are YYYY-MM-DD)") from None
+        line = next((i + 2 for i, text in enumerate(fm_text.splitlines()) if _bad_date(text)), 2)
+        raise PageError(path, line, f"invalid value in front matter: {exc}", "dates are YYYY-MM-DD") from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise PageError(path, 2, f"front matter must be a mapping of keys, not {type(meta).__name__}", "write key: value lines")
     return meta
+
+
+_DATE_VALUE_RE = re.compile(r":\s*(\d{4})-(\d{1,2})-(\d{1,2})\b")
+
+
+def _bad_date(line: str) -> bool:
+    m = _DATE_VALUE_RE.search(line)
+    if not m:
+        return False
+    try:
+        dt.date(*map(int, m.groups()))
+    except ValueError:
+        return True
+    return False
 
 
 def parse_page(text: str, path: str) -> Page:

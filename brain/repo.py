@@ -101,6 +101,15 @@ class BrainRepo:
             except git.GitCommandError:
                 return None
 
+    def cat_blob(self, blob: str) -> bytes | None:
+        """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
+        git = _git_module()
+        with self._repo() as repo:
+            try:
+                return repo.git.execute(["git", "cat-file", "blob", blob], stdout_as_string=False, strip_newline_in_stdout=False)
+            except git.GitCommandError:
+                return None
+
     def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
         """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""
         if self.head() is None:

@@ -38,5 +38,79 @@ def import_command(fmt: str, path: Path, brain: str | None, as_json: bool) -> No
         click.echo(f"warning: {problem}", err=True)
 
 
+class _Failed(click.ClickException):
+    """Renders as one line on stderr and exits 1 (cron mails it)."""
+
+    def show(self, file=None) -> None:  # noqa: ARG002
+        click.echo(f"dream: error: {self.message}", err=True)
+
+
+def _guard(fn):
+    """Library errors become one-line CLI failures; nothing else is caught."""
+    import functools
+
+    from brain.errors import BrainError
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BrainError as exc:
+            raise _Failed(str(exc)) from None
+
+    return wrapper
+
+
+@main.command("run")
+@click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
+@click.option("--backend", default=None, help="Model backend (default: brain.toml [dream] backend, else offline).")
+@click.option("--dry-run", is_flag=True, help="Compile and check, but do not commit.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=None, help="Process at most N pending sessions.")
+@click.option("--now", default=None, help="The run's clock, ISO 8601 (default: $DREAM_NOW or the real time).")
+@click.option("--run-id", default=None, help="Use this run id instead of deriving one from the clock and inputs.")
+@click.option("-v", "--verbose", is_flag=True, help="Say what was done even on success.")
+@_guard
+def run_command(brain, backend, dry_run, as_json, max_sessions, now, run_id, verbose) -> None:
+    """Compile new and grown sessions into the Brain as one git commit."""
+    from dream.backends import get_backend
+    from dream.run import run
+    from dream.settings import load_settings
+
+    settings = load_settings(_brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run)
+    report = run(settings, get_backend(settings.backend))
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+    elif verbose or dry_run or not report.ok or report.rejected or report.conflicts or report.session_failures:
+        click.echo(report.text(verbose=verbose or dry_run))
+    if not report.ok:
+        raise _Failed(report.reason or "run failed")
+
+
+@main.command("status")
+@click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@_guard
+def status_command(brain, as_json) -> None:
+    """List the last runs and the sessions waiting for the next one."""
+    from dream.status import status
+
+    info = status(_brain_root(brain))
+    click.echo(info.model_dump_json(indent=2) if as_json else info.text())
+
+
+@main.command("demo")
+@click.argument("dest", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--now", default="2026-07-15T02:00:00Z", show_default=True, help="The run's clock (fixed, so the demo is reproducible).")
+@_guard
+def demo_command(dest: Path, now: str) -> None:
+    """Create a Brain at DEST from the bundled Nadia sessions and run Dream on it."""
+    from dream.demo import make_demo
+
+    report = make_demo(dest, now)
+    click.echo(report.text(verbose=True))
+    click.echo(f"\nBrain ready at {dest}. Try: brain --brain {dest} index")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,163 @@
+"""The model-backend interface: Dream's four questions as typed calls (pydantic in, pydantic out).
+
+Phases never know which backend answers. `offline` implements the calls directly; network
+backends implement one structured-completion primitive (issue: model backends).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from abc import ABC, abstractmethod
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.sessions import Session
+
+FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
+FACT_KINDS: tuple[str, ...] = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning")
+PageType = Literal["person", "organization", "place", "project", "concept", "preference", "learning", "event"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BackendError(Exception):
+    """A model call failed; the unit (session or page) fails, the run goes on."""
+
+    hint: str | None = None
+
+
+class EntityRef(_Model):
+    """A page the compiler already knows: what resolution matches new names against."""
+
+    slug: str
+    title: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+
+
+class SummarizeRequest(_Model):
+    session: Session
+    owner: str | None = None
+    instructions: str = ""
+    first_turn: int = 1  # a grown session: summarise from here
+
+
+class SummarySentence(_Model):
+    text: str
+    first_turn: int
+    last_turn: int
+
+
+class SessionSummary(_Model):
+    title: str
+    sentences: list[SummarySentence]
+    topics: list[str] = Field(default_factory=list)  # entity names the session is about
+
+
+class ExtractRequest(_Model):
+    session: Session
+    owner: str | None = None
+    known: list[EntityRef] = Field(default_factory=list)
+    instructions: str = ""
+    never_record: list[str] = Field(default_factory=list)
+    first_turn: int = 1
+
+
+class Entity(_Model):
+    name: str
+    type: PageType
+    aliases: list[str] = Field(default_factory=list)
+    description: str | None = None
+
+
+class Fact(_Model):
+    """One claim extracted from a turn span, about one subject entity."""
+
+    kind: FactKind
+    subject: str  # entity name (resolved to a page by the attach phase)
+    statement: str  # one sentence, third person, may name other entities
+    first_turn: int
+    last_turn: int
+    observed: dt.date
+    event_date: dt.date | None = None
+    confidence: float = Field(ge=0.0, le=1.0)
+    slot: str | None = None  # facts with the same subject and slot supersede each other (newer wins)
+    value: str | None = None
+    replaces: str | None = None  # a correction: the wrong value it replaces
+    mentions: list[str] = Field(default_factory=list)
+
+
+class FactBatch(_Model):
+    facts: list[Fact]
+    entities: list[Entity] = Field(default_factory=list)
+
+
+class PageFact(_Model):
+    """A fact as the page writer sees it: statement, its cite numbers, and when it stopped being true."""
+
+    kind: str
+    statement: str
+    cites: list[int]
+    observed: dt.date
+    event_date: dt.date | None = None
+    until: dt.date | None = None
+    slot: str | None = None
+
+
+class WritePageRequest(_Model):
+    slug: str
+    title: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+    current: list[PageFact]
+    history: list[PageFact] = Field(default_factory=list)
+    mentioned: list[PageFact] = Field(default_factory=list)  # other pages' facts that name this one
+    related: list[tuple[str, str]] = Field(default_factory=list)  # (slug, title)
+    names: dict[str, str] = Field(default_factory=dict)  # name → slug, for linking other pages
+    instructions: str = ""
+
+
+class PageDraft(_Model):
+    summary: str
+    body: str
+
+
+class VerifyRequest(_Model):
+    claim: str
+    evidence: list[str]
+
+
+class Verdict(_Model):
+    label: Literal["supported", "unsupported", "contradicted"]
+    score: float
+    reason: str
+
+
+class Usage(_Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ModelBackend(ABC):
+    """Answers Dream's four questions; phases never know which backend runs."""
+
+    name: ClassVar[str]
+
+    @abstractmethod
+    def summarize(self, req: SummarizeRequest) -> SessionSummary: ...
+
+    @abstractmethod
+    def extract_facts(self, req: ExtractRequest) -> FactBatch: ...
+
+    @abstractmethod
+    def write_page(self, req: WritePageRequest) -> PageDraft: ...
+
+    @abstractmethod
+    def verify(self, req: VerifyRequest) -> Verdict: ...
+
+    def usage(self) -> Usage:
+        """Tokens spent so far in this run (offline: none)."""
+        return Usage()

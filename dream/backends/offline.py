@@ -1,0 +1,133 @@
+"""The `offline` backend: deterministic heuristics, no model, no network (dream/offline/).
+
+Extractive summaries, rule-based facts, templated pages and a lexical verifier. Same inputs give
+the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from dream.backends.base import (
+    ExtractRequest,
+    FactBatch,
+    ModelBackend,
+    PageDraft,
+    PageFact,
+    SessionSummary,
+    SummarizeRequest,
+    Verdict,
+    VerifyRequest,
+    WritePageRequest,
+)
+from dream.offline import facts as facts_mod
+from dream.offline.summarize import summarize
+from dream.offline.text import content_words
+
+#: Share of a claim's content words that must appear in its cited turns (docs/offline.md).
+SUPPORT_THRESHOLD = 0.5
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("About", ("identity", "correction")),
+    ("People", ("relationship",)),
+    ("Preferences", ("preference",)),
+    ("Projects", ("project",)),
+    ("Decisions", ("decision",)),
+    ("Learnings", ("learning",)),
+    ("Timeline", ("event",)),
+)
+_LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
+
+
+class OfflineBackend(ModelBackend):
+    name: ClassVar[str] = "offline"
+
+    def summarize(self, req: SummarizeRequest) -> SessionSummary:
+        return summarize(req.session, req.owner, req.first_turn)
+
+    def extract_facts(self, req: ExtractRequest) -> FactBatch:
+        found, entities = facts_mod.extract(req.session, req.owner, req.first_turn, known=req.known)
+        return FactBatch(facts=found, entities=entities)
+
+    def write_page(self, req: WritePageRequest) -> PageDraft:
+        lines = [f"# {req.title}", ""]
+        names = {n: s for n, s in req.names.items() if s != req.slug}
+        for heading, kinds in SECTIONS:
+            facts = [f for f in req.current if f.kind in kinds]
+            if heading == "Timeline":
+                facts = sorted(facts, key=lambda f: (f.event_date or f.observed, f.observed))
+            if not facts:
+                continue
+            lines += [f"## {heading}"]
+            for f in facts:
+                when = f"{(f.event_date or f.observed).isoformat()}: " if heading == "Timeline" else ""
+                lines.append(f"- {when}{link_names(f.statement, names)} {_cites(f)}")
+            lines.append("")
+        if req.history:
+            lines.append("## History")
+            for f in sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True):
+                lines.append(f"- Until {f.until.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
+            lines.append("")
+        if req.mentioned:
+            lines.append("## Mentioned in")
+            for f in req.mentioned:
+                lines.append(f"- {f.observed.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
+            lines.append("")
+        if req.related:
+            lines.append("## Related")
+            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in req.related]
+            lines.append("")
+        return PageDraft(summary=page_summary(req), body="\n".join(lines).rstrip("\n") + "\n")
+
+    def verify(self, req: VerifyRequest) -> Verdict:
+        return lexical_verdict(req.claim, req.evidence)
+
+
+def _cites(fact: PageFact) -> str:
+    return "".join(f"[cite:{n}]" for n in fact.cites)
+
+
+def page_summary(req: WritePageRequest) -> str:
+    """One line for the index: what the thing is, else who they are now, else their newest fact."""
+    names = (req.title, *req.aliases)
+    about = [f for f in req.current if f.kind in ("identity", "correction")]
+    defining = [f for f in req.current if re.search(r"\b(?:is an?|is the|are|means)\b", f.statement)]
+    own = [f for f in defining if f.statement.startswith(names)]
+    roles = [f for f in req.current if f.slot in ("employer", "home")]
+    for pool, index in ((own, 0), (roles, -1), (defining, 0), (about, -1), (req.current, -1)):
+        if pool:
+            text = pool[index].statement
+            return text if len(text) <= 200 else text[:197].rsplit(" ", 1)[0] + " …"
+    return f"{req.type.capitalize()} mentioned in sessions."
+
+
+def link_names(statement: str, names: dict[str, str]) -> str:
+    """Turn the first mention of each known name into a wikilink (longest names first)."""
+    taken: list[tuple[int, int]] = []
+    out = statement
+    for name in sorted(names, key=lambda n: (-len(n), n)):
+        m = re.search(rf"(?<![\w\[|]){re.escape(name)}(?![\w\]])", out)
+        if not m or any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        link = f"[[{names[name]}|{name}]]"
+        out = out[: m.start()] + link + out[m.end() :]
+        shift = len(link) - (m.end() - m.start())
+        taken = [(a + shift if a >= m.end() else a, b + shift if b >= m.end() else b) for a, b in taken]
+        taken.append((m.start(), m.start() + len(link)))
+    return out
+
+
+def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:
+    """Supported when at least SUPPORT_THRESHOLD of the claim's content words occur in the evidence."""
+    text = _LINK_OR_CITE_RE.sub(lambda m: m.group(0).split("|")[-1].strip("[]") if m.group(0).startswith("[[") else "", claim)
+    words = set(content_words(text))
+    if not evidence:
+        return Verdict(label="unsupported", score=0.0, reason="no evidence text: the citation does not resolve")
+    if not words:
+        return Verdict(label="supported", score=1.0, reason="no content words to check")
+    found = set(content_words(" ".join(evidence)))
+    score = len(words & found) / len(words)
+    missing = sorted(words - found)
+    if score >= SUPPORT_THRESHOLD:
+        return Verdict(label="supported", score=round(score, 3), reason=f"{len(words & found)}/{len(words)} content words in the cited turns")
+    return Verdict(label="unsupported", score=round(score, 3), reason=f"only {len(words & found)}/{len(words)} content words in the cited turns; missing: {', '.join(missing[:6])}")

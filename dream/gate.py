@@ -1,0 +1,88 @@
+"""The gate: validators and the semantic verifier on the staged tree; failing files are dropped.
+
+A dropped page's links in other staged files become plain text and the indexes are rebuilt, so
+what lands is always consistent; every drop is reported with its reasons.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from brain import layout
+from brain.view import BrainView
+from dream.backends.base import ModelBackend, VerifyRequest
+from validators import Finding, run_checks
+from validators.verifier import ClaimVerdict, verify_page
+
+MAX_ROUNDS = 4
+
+
+@dataclass
+class GateResult:
+    findings: list[Finding] = field(default_factory=list)  # on staged files, after drops
+    verdicts: list[ClaimVerdict] = field(default_factory=list)
+    rejected: dict[str, list[str]] = field(default_factory=dict)  # path → reasons
+
+    def verdict_counts(self) -> Counter:
+        return Counter(v.label for v in self.verdicts)
+
+
+class BackendJudge:
+    """Adapts a backend's typed `verify` call to the verifier's Judge protocol."""
+
+    def __init__(self, backend: ModelBackend) -> None:
+        self.backend = backend
+
+    def judge(self, claim: str, evidence: list[str]) -> tuple[str, float, str]:
+        verdict = self.backend.verify(VerifyRequest(claim=claim, evidence=evidence))
+        return verdict.label, verdict.score, verdict.reason
+
+
+def run_gate(staged, backend: ModelBackend, regenerate) -> GateResult:
+    """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes."""
+    result = GateResult()
+    judge = BackendJudge(backend)
+    verified: dict[str, list[ClaimVerdict]] = {}
+    for _ in range(MAX_ROUNDS):
+        view = BrainView(staged.overlay())
+        written = staged.written
+        findings = [f for f in run_checks(view) if f.path in written]
+        bad: dict[str, list[str]] = {}
+        for f in findings:
+            if f.severity == "error":
+                bad.setdefault(f.path, []).append(f.lint_line())
+        for path in written:
+            if path in bad or path not in view.docs or not path.endswith(".md") or path in layout.GENERATED:
+                continue
+            if path not in verified:
+                verified[path] = verify_page(view, view.docs[path], judge)
+            failing = [v for v in verified[path] if v.label != "supported"]
+            if failing:
+                bad[path] = [f"{v.path}:{v.line}: {v.label}: {v.reason}" for v in failing]
+        if not bad:
+            result.findings = findings
+            result.verdicts = [v for path, vs in sorted(verified.items()) if path in written for v in vs]
+            return result
+        for path, reasons in sorted(bad.items()):
+            result.rejected.setdefault(path, []).extend(reasons)
+            staged.drop(path)
+            verified.pop(path, None)
+            if layout.is_page_path(path) and not staged.base.exists(path):
+                slug = path.rsplit("/", 1)[1][:-3]
+                for note in [p for p in staged.written if p.startswith(f"{layout.NOTES}/{slug}/")]:
+                    result.rejected.setdefault(note, []).append(f"{note}: its page {path} was rejected")
+                    staged.drop(note)
+                _unlink_everywhere(staged, slug)
+        regenerate()
+    result.findings = [f for f in run_checks(BrainView(staged.overlay())) if f.path in staged.written]
+    return result
+
+
+def _unlink_everywhere(staged, slug: str) -> None:
+    """Links to a page that will not exist become their text."""
+    pattern = re.compile(r"\[\[" + re.escape(slug) + r"(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+    for path, text in staged.written.items():
+        if path.endswith(".md") and f"[[{slug}" in text:
+            staged.write(path, pattern.sub(lambda m: m.group(1) or slug, text))

@@ -1,0 +1,1 @@
+"""Deterministic heuristics behind the `offline` backend: no model, no network."""

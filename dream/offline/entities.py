@@ -1,0 +1,167 @@
+"""Finding named things in text and resolving names to pages, without a model.
+
+Names are runs of capitalised words; the type comes from the last word (Laboratory → organization,
+Sprint → project, Workshop → event), from the words before the name ("in Kyoto" → place,
+"my manager Greta Holm" → person), or from a known page. Resolution matches slugs, titles and
+aliases after folding case and common abbreviations ("Sora City Lab" = "Sora City Laboratory").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from brain.layout import slugify
+from dream.offline.dates import MONTHS, WEEKDAYS
+
+ORG_WORDS = frozenset(
+    """laboratory lab labs coop co-op cooperative institute research university college school inc ltd llc gmbh corp
+    corporation company foundation association agency council ministry department group studio studios bank hospital
+    center centre museum library society network press club committee office team consultancy""".split()
+)
+PROJECT_WORDS = frozenset("sprint project program programme initiative study campaign pilot".split())
+EVENT_WORDS = frozenset("workshop conference summit meetup festival wedding party concert parade retreat hackathon".split())
+PLACE_WORDS = frozenset("city station street park river mountain lake island prefecture county province region".split())
+PLACE_PREPS = frozenset("in to from near visit visited visiting moved around across".split())
+PERSON_CUES = re.compile(
+    r"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+(manager|boss|colleague|coworker|co-worker|friend|sister|brother|mother|father|mom|dad|"
+    r"partner|husband|wife|son|daughter|cousin|aunt|uncle|grandma|grandpa|mentor|teacher|neighbou?r|roommate|"
+    r"boyfriend|girlfriend|contact|director|supervisor|client)"
+    r"(?:\s+(?:at|from|in|with)\s+(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?\s*(?:\bis\s+|,\s*)?([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+)
+_NOT_NAMES = frozenset(
+    """i i'm i've i'll i'd the a an we it this that these those my our your you he she they his her their its yes no
+    thanks thank hi hello hey sure ok okay so and but or also can could would should will what how why when where who
+    which let please great good nice wow oh well just then there here if as at on in of for to by with from after before
+    today yesterday tomorrow tonight congratulations congrats sounds maybe perhaps done noted here's that's it's what's
+    there's do does did is are was were have has had be been being not don't big new first second third next last
+    one two three dear best regards sincerely cheers love hope glad sorry awesome cool amazing absolutely exactly
+    right true totally definitely really same make use keep send add write draft include remember mention give take
+    am mr mrs ms dr prof""".split()
+) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
+_NOT_PLACE_RE = re.compile(r"^(?:[A-Z]{2,5}|\w+(?:ese|ish|ian))$")
+_ABBREV_FOLD = {"lab": "laboratory", "labs": "laboratory", "co-op": "coop", "cooperative": "coop", "univ": "university",
+                "dept": "department", "inst": "institute", "intl": "international", "&": "and"}
+
+
+@dataclass
+class Mention:
+    name: str
+    type: str | None  # page type, or None when only a weak guess
+    start: int
+    cue: str | None = None  # relationship cue for people ("manager")
+
+
+@dataclass
+class Known:
+    """A known entity: its page slug, title, type and every name it goes by."""
+
+    slug: str
+    title: str
+    type: str
+    names: set[str] = field(default_factory=set)
+
+
+def fold_name(name: str) -> str:
+    """Case-, punctuation- and abbreviation-folded key of a name ('Sora City Lab' → 'sora city laboratory')."""
+    name = re.sub(r"^(?:the|a|an)\s+", "", name.strip(), flags=re.I)
+    tokens = re.findall(r"[\w&-]+", name.lower().replace("’", "'").replace("'s", ""))
+    return " ".join(_ABBREV_FOLD.get(t, t) for t in tokens)
+
+
+def acronym(name: str) -> str:
+    return "".join(w[0] for w in re.findall(r"[A-Za-z][\w-]*", name) if w[0].isupper() or len(w) > 3).upper()
+
+
+def guess_type(name: str) -> str | None:
+    last = fold_name(name).split(" ")[-1] if name else ""
+    if last in ORG_WORDS or last in {_ABBREV_FOLD.get(w, w) for w in ORG_WORDS}:
+        return "organization"
+    if last in PROJECT_WORDS:
+        return "project"
+    if last in EVENT_WORDS:
+        return "event"
+    if last in PLACE_WORDS:
+        return "place"
+    return None
+
+
+def find_mentions(text: str) -> list[Mention]:
+    """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
+    out: list[Mention] = []
+    cues = {m.group(2): m.group(1).lower() for m in PERSON_CUES.finditer(text)}
+    for m in _CAP_RUN_RE.finditer(text):
+        raw = m.group(1).rstrip(".’'-")
+        tokens = raw.split()
+        start = m.start(1)
+        # Drop leading words that are capitalised only because they start a sentence.
+        while tokens and tokens[0].lower().strip("’'") in _NOT_NAMES:
+            start += len(tokens[0]) + 1
+            tokens = tokens[1:]
+        while tokens and tokens[-1].lower() in ("of", "de", "and", "for", "&", "la", "du", "von", "van"):
+            tokens = tokens[:-1]
+        if not tokens:
+            continue
+        name = " ".join(tokens).removesuffix("'s").removesuffix("’s")
+        if len(name) < 2 or name.isupper() and len(name) > 6:
+            continue
+        kind = guess_type(name)
+        before = text[max(0, start - 12) : start].lower().split()
+        if kind is None and name in cues:
+            kind = "person"
+        elif kind is None and before and before[-1] in PLACE_PREPS and len(tokens) <= 2 and not _NOT_PLACE_RE.match(name):
+            kind = "place"
+        elif kind is None and len(tokens) == 2 and all(t[0].isupper() and t[1:].islower() for t in tokens):
+            kind = "person"
+        out.append(Mention(name=name, type=kind, start=start, cue=cues.get(name)))
+    return out
+
+
+class Resolver:
+    """Maps names to known entities; learns new ones as the run goes (deterministically)."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[str, Known] = {}
+        self.by_slug: dict[str, Known] = {}
+        self._acronyms: dict[str, Known] = {}
+
+    def add(self, slug: str, title: str, type_: str, aliases: list[str] | tuple[str, ...] = ()) -> Known:
+        known = self.by_slug.get(slug)
+        if known is None:
+            known = Known(slug=slug, title=title, type=type_)
+            self.by_slug[slug] = known
+        for name in (title, slug.replace("-", " "), *aliases):
+            self.alias(known, name)
+        return known
+
+    def alias(self, known: Known, name: str) -> None:
+        key = fold_name(name)
+        if key and key not in self.by_key:
+            self.by_key[key] = known
+        known.names.add(name)
+        acr = acronym(known.title)
+        if len(acr) >= 3:
+            self._acronyms.setdefault(acr, known)
+
+    def lookup(self, name: str) -> Known | None:
+        key = fold_name(name)
+        if not key:
+            return None
+        if key in self.by_key:
+            return self.by_key[key]
+        if name.isupper() and name in self._acronyms:
+            return self._acronyms[name]
+        # "Sapphir Mobility" → "Sapphir Mobility Coop": a known name extending this one by a type word.
+        for other_key, known in self.by_key.items():
+            if other_key.startswith(key + " ") and other_key[len(key) + 1 :] in ORG_WORDS | PROJECT_WORDS and len(key.split()) >= 2:
+                return known
+        return None
+
+    def slug_for(self, name: str) -> str:
+        """A fresh, unused slug for a new entity."""
+        base = slugify(re.sub(r"^(?:the|a|an)\s+", "", name, flags=re.I), fallback="entity")
+        slug, i = base, 2
+        while slug in self.by_slug:
+            slug, i = f"{base}-{i}", i + 1
+        return slug

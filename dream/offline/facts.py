@@ -1,0 +1,249 @@
+"""Extracting facts from a session's turns, without a model.
+
+A fact is one sentence said by a person (not the assistant) that states something durable: a
+preference, a role, a relationship, a decision, an event with a date, a correction, a learning,
+or a description of a named thing. First-person sentences are about the speaker and are
+rewritten in the third person; others are about the named thing they start with, or else about
+the session's main topic. Facts that fill the same slot (employer, home, a named relation,
+where a thing takes place) supersede each other: newer wins.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from typing import Callable
+
+from brain.sessions import Session, Turn
+from dream.backends.base import Entity, EntityRef, Fact
+from dream.offline.dates import parse_when, resolve_date
+from dream.offline.entities import Mention, find_mentions, fold_name
+from dream.offline.text import clean_statement, content_words, sentences, third_person
+
+_FIRST_PERSON_RE = re.compile(r"\b(I|I'm|I’m|I've|I’ve|I'd|I'll|my|My|me|myself)\b")
+_REQUEST_RE = re.compile(
+    r"^(?:please|can you|could you|would you|will you|let's|let me|make|draft|write|send|add|use|keep|give|tell|show|"
+    r"help|check|remind|remember|put|change|fix|try|do not|don't|thanks|thank you|ok|okay|sure|great|good|yes|no)\b",
+    re.I,
+)
+_CORRECTION_RE = re.compile(r"(?:^|\b)(?:no\s*[—–,-]|actually|correction|i was wrong|that's wrong|not quite)", re.I)
+_NAME = r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*"
+_X_NOT_Y_RE = re.compile(rf"\b(?:is|are|was|in|at|on)\s+(?:in\s+|at\s+|on\s+)?({_NAME}|\w+),?\s+not\s+(?:in\s+|at\s+|on\s+)?({_NAME}|\w+)")
+_PREF_RE = re.compile(r"\b(prefer|prefers|preferred|favou?rite|rather|love|loves|like|likes|enjoy|enjoys|hate|hates|dislike|always use|never use|can't stand)\b", re.I)
+_PREFER_OVER_RE = re.compile(r"\bprefers?\s+(.+?)\s+(?:over|to|rather than|instead of)\s+(.+?)(?:[.,;]|$)", re.I)
+_EMPLOYER_RE = re.compile(rf"\b(?:work|works|working|worked)\s+(?:at|for)\s+(?:the\s+)?({_NAME})|\bjoined\s+(?:the\s+)?({_NAME})")
+_HOME_RE = re.compile(rf"\b(?:live|lives|living|moved|moving|based|relocated)\s+(?:in|to)\s+({_NAME})")
+_LOCATION_RE = re.compile(rf"^(?i:no\s*[—–,-]\s*|actually,?\s*)?(?i:the\s+)?([\w\s-]{{3,40}}?)\s+(?:is|will be|takes place)\s+(?:held\s+)?in\s+({_NAME})")
+_PAST_PERSONAL_RE = re.compile(r"\b(?:was|were|had|used to|for \w+ years|previously|formerly)\b")
+_DECISION_RE = re.compile(r"\b(decided|decide|agreed|we will|we'll|plan to|planning to|going to|chose|settled on)\b", re.I)
+_LEARNING_RE = re.compile(r"\b(learned|learnt|realized|realised|turns out|lesson|insight|found that|noticed that|discovered)\b", re.I)
+_IDENTITY_RE = re.compile(r"\b(I am an?|I'm an?|I’m an?|as (?:a|an|the|head|senior|lead|director)|my (?:job|role|career|title)|I work|I live|I'm from|I am from|my name)\b", re.I)
+_PAST_RE = re.compile(r"\b(went|was|were|had|did|got|made|took|saw|came|met|visited|started|finished|joined|left|moved|bought|ran|won|attended|\w+ed)\b", re.I)
+_DEFINITION_RE = re.compile(r"^([A-Z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s+(?:is an?|is the|are|means|refers to)\s+(?!\d)", re.M)
+_ALIAS_RE = re.compile(rf"\b([A-Z]{{2,8}})\s+(?:is\s+)?(?:short\s+for|stands\s+for)\s+(?:the\s+)?({_NAME})|\b({_NAME})\s+\(([A-Z]{{2,8}})\)")
+_LEAD_ADVERB_RE = re.compile(r"^(?:also|and|so|but|then|now|oh|well|anyway|just),?\s+", re.I)
+_ORPHAN_PRONOUN_RE = re.compile(r"^(?:he|she|they|it|this|that|these|those|there|here)\b", re.I)
+_PLACEHOLDER_RE = re.compile(r"^\[[^\]]*\]$")
+_QUANTIFIERS = frozenset("every each all most some several many few any no participants people users everyone".split())
+_SUBJECT_SLOTS = ("employer", "home", "relation:")
+MIN_WORDS = 4
+
+SkipFn = Callable[[str], bool]
+
+
+def speaker_name(turn: Turn, owner: str | None) -> str | None:
+    """Who said a turn, or None for the assistant/system/tools (their words are not the person's facts)."""
+    if turn.role in ("assistant", "system", "tool"):
+        return None
+    name = (turn.speaker or "").strip()
+    if not name or name.lower() in ("user", "human", "me"):
+        return owner or "The user"
+    return name
+
+
+def turn_date(turn: Turn, session: Session) -> dt.date:
+    when = parse_when(turn.time) or parse_when(session.header.started)
+    return when.date() if when else dt.date(1970, 1, 1)
+
+
+class _SessionScan:
+    """Pass 1 over every turn: mention counts, types, aliases and defined concepts."""
+
+    def __init__(self, session: Session, known: list[EntityRef]) -> None:
+        self.types: dict[str, Counter] = {}
+        self.counts: Counter = Counter()
+        self.aliases: dict[str, set[str]] = {}
+        self.concepts: set[str] = set()
+        self.known = {fold_name(n): k.type for k in known for n in (k.title, *k.aliases)}
+        participants = [p for p in session.header.participants if p.lower() not in ("assistant", "user")]
+        for p in participants:
+            self.types.setdefault(p, Counter())["person"] += 3
+        self.mentions: dict[tuple[int, int], list[Mention]] = {}
+        for turn in session.turns:
+            for i, sentence in enumerate(sentences(turn.text)):
+                found = find_mentions(sentence)
+                self.mentions[(turn.n, i)] = found
+                for m in found:
+                    self.counts[m.name] += 1
+                    if m.type:
+                        self.types.setdefault(m.name, Counter())[m.type] += 1
+                for a in _ALIAS_RE.finditer(sentence):
+                    short, full = (a.group(1), a.group(2)) if a.group(1) else (a.group(4), a.group(3))
+                    self.aliases.setdefault(full, set()).add(short)
+                d = _DEFINITION_RE.match(sentence)
+                if d and d.group(1).split()[0].lower() not in _QUANTIFIERS and not _FIRST_PERSON_RE.search(d.group(1)):
+                    name = d.group(1)
+                    if name not in self.types and len(name) > 3:
+                        self.concepts.add(name)
+
+    def type_of(self, name: str) -> str | None:
+        if name in self.types:
+            return self.types[name].most_common(1)[0][0] if self.types[name] else None
+        if name in self.concepts:
+            return "concept"
+        return self.known.get(fold_name(name))
+
+    def primary_topic(self, exclude: set[str]) -> str | None:
+        """The most mentioned organisation, project or event of the session (ties by name)."""
+        weight = {"project": 2, "event": 2, "organization": 1}
+        best = sorted(
+            (n for n in self.counts if n not in exclude and self.type_of(n) in weight),
+            key=lambda n: (-self.counts[n] * weight[self.type_of(n)], n),
+        )
+        return best[0] if best else None
+
+
+def _kind_of(sentence: str, first_person: bool, mentions: list[Mention], dated: bool, located: bool) -> tuple[str, float] | None:
+    if _CORRECTION_RE.search(sentence) and _X_NOT_Y_RE.search(sentence):
+        return "correction", 0.9
+    if _PREF_RE.search(sentence) and (first_person or re.search(r"\bnot\b", sentence)):
+        return "preference", 0.85
+    if first_person and (_EMPLOYER_RE.search(sentence) or _HOME_RE.search(sentence) or _IDENTITY_RE.search(sentence)):
+        return "identity", 0.85
+    if any(m.cue for m in mentions):
+        return "relationship", 0.8
+    if _DECISION_RE.search(sentence):
+        return "decision", 0.7
+    if _LEARNING_RE.search(sentence):
+        return "learning", 0.7
+    if located:
+        return ("event", 0.75) if dated else ("identity", 0.7)
+    if any(m.type == "project" for m in mentions):
+        return "project", 0.7
+    if dated and (_PAST_RE.search(sentence) or any(m.type == "event" for m in mentions)):
+        return "event", 0.75
+    if first_person:
+        return ("event", 0.6) if _PAST_RE.search(sentence) else ("identity", 0.6)
+    return "identity", 0.6
+
+
+def _slot(sentence: str, kind: str, mentions: list[Mention]) -> tuple[str | None, str | None, str | None]:
+    """(slot, value, replaces) for facts that supersede one another."""
+    m = _X_NOT_Y_RE.search(sentence)
+    loc = _LOCATION_RE.search(sentence)
+    if loc and not _FIRST_PERSON_RE.search(loc.group(1)):
+        replaces = fold_name(m.group(2)) if m and kind == "correction" else None
+        return f"location:{fold_name(loc.group(1))}", fold_name(loc.group(2)), replaces
+    if kind == "correction" and m:
+        return None, fold_name(m.group(1)), fold_name(m.group(2))
+    if kind == "identity":
+        emp = _EMPLOYER_RE.search(sentence)
+        if emp and not _PAST_PERSONAL_RE.search(sentence):
+            return "employer", fold_name(emp.group(1) or emp.group(2)), None
+        home = _HOME_RE.search(sentence)
+        if home and not _PAST_PERSONAL_RE.search(sentence):
+            return "home", fold_name(home.group(1)), None
+    if kind == "relationship":
+        cue = next((mm for mm in mentions if mm.cue), None)
+        if cue and cue.cue in ("manager", "boss", "supervisor", "director", "partner", "husband", "wife", "boyfriend", "girlfriend"):
+            return f"relation:{cue.cue}", fold_name(cue.name), None
+    if kind == "preference":
+        pm = _PREFER_OVER_RE.search(sentence)
+        if pm:
+            obj = content_words(pm.group(1))
+            head = obj[-1] if obj else fold_name(pm.group(1))
+            return f"preference:{head}", fold_name(pm.group(1)), fold_name(pm.group(2))
+    return None, None, None
+
+
+def skippable(sentence: str) -> bool:
+    """Requests to the assistant, placeholders and sentences whose subject is an unresolved pronoun."""
+    if _PLACEHOLDER_RE.match(sentence.strip()):
+        return True
+    bare = _LEAD_ADVERB_RE.sub("", sentence)
+    if _REQUEST_RE.match(bare) and not _CORRECTION_RE.match(sentence):
+        return True
+    return bool(_ORPHAN_PRONOUN_RE.match(bare))
+
+
+def is_subject_slot(slot: str | None) -> bool:
+    """Slots that belong to one subject (employer, home, relations); others are global (locations)."""
+    return bool(slot) and slot.startswith(_SUBJECT_SLOTS)
+
+
+def extract(
+    session: Session,
+    owner: str | None,
+    first_turn: int = 1,
+    skip: SkipFn | None = None,
+    known: list[EntityRef] | None = None,
+) -> tuple[list[Fact], list[Entity]]:
+    """Facts of the turns from `first_turn` on, and the typed entities they name."""
+    scan = _SessionScan(session, known or [])
+    speakers = {speaker_name(t, owner) for t in session.turns} - {None}
+    topic = scan.primary_topic(exclude=set(speakers))
+    facts: list[Fact] = []
+    used: set[str] = set()
+    for turn in session.turns:
+        who = speaker_name(turn, owner)
+        if turn.n < first_turn or who is None:
+            continue
+        observed = turn_date(turn, session)
+        for i, sentence in enumerate(sentences(turn.text)):
+            mentions = scan.mentions[(turn.n, i)]
+            if sentence.endswith("?") or len(sentence.split()) < MIN_WORDS or len(content_words(sentence)) < 3:
+                continue
+            if skippable(sentence) or (skip is not None and skip(sentence)):
+                continue
+            first_person = bool(_FIRST_PERSON_RE.search(sentence))
+            dated = resolve_date(sentence, observed)
+            located = bool(_LOCATION_RE.search(sentence))
+            kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
+            if kind is None:
+                continue
+            slot, value, replaces = _slot(sentence, kind, mentions)
+            lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)
+            defined = _DEFINITION_RE.match(sentence)
+            if first_person:
+                subject, statement = who, third_person(sentence, who)
+            elif lead:
+                subject, statement = lead, sentence
+            elif defined and defined.group(1) in scan.concepts:
+                subject, statement = defined.group(1), sentence
+            else:
+                subject, statement = (topic or who), sentence
+            used.add(subject)
+            used.update(m.name for m in mentions if scan.type_of(m.name))
+            facts.append(
+                Fact(
+                    kind=kind,
+                    subject=subject,
+                    statement=clean_statement(statement),
+                    first_turn=turn.n,
+                    last_turn=turn.n,
+                    observed=observed,
+                    event_date=dated[0] if dated else None,
+                    confidence=confidence,
+                    slot=slot,
+                    value=value,
+                    replaces=replaces,
+                    mentions=sorted({m.name for m in mentions if m.name != subject and scan.type_of(m.name)}),
+                )
+            )
+    entities = [
+        Entity(name=name, type=scan.type_of(name), aliases=sorted(scan.aliases.get(name, ())))
+        for name in sorted(used)
+        if scan.type_of(name)
+    ]
+    return facts, entities

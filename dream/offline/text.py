@@ -1,0 +1,129 @@
+"""Sentences, words and first-person → third-person rewriting for extractive compilation."""
+
+from __future__ import annotations
+
+import re
+
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+_WORD_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+_ABBREV = ("Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "St.", "e.g.", "i.e.", "vs.", "etc.", "Inc.", "Ltd.", "Co.")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each
+    few for from further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him
+    himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself just let's me more most mustn't my
+    myself no nor not now of off on once only or other ought our ours ourselves out over own really same shan't she
+    she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then there
+    there's these they they'd they'll they're they've this those through to too under until up very was wasn't we we'd
+    we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's will
+    with won't would wouldn't yes you you'd you'll you're you've your yours yourself yourselves yeah oh ok okay
+    hey hi hello thanks thank lot lots got get gets getting go going gone went much many well like also still
+    one two three thing things something anything way really pretty quite sure""".split()
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Split prose into sentences; keeps abbreviations like 'Dr.' inside one sentence."""
+    protected = text
+    for i, abbr in enumerate(_ABBREV):
+        protected = protected.replace(abbr, f"\x00{i}\x00")
+    parts = []
+    for chunk in re.split(r"\n+", protected):
+        parts.extend(_SENT_SPLIT_RE.split(chunk.strip()))
+    out = []
+    for part in parts:
+        for i, abbr in enumerate(_ABBREV):
+            part = part.replace(f"\x00{i}\x00", abbr)
+        part = part.strip()
+        if part:
+            out.append(part)
+    return out
+
+
+def words(text: str) -> list[str]:
+    return _WORD_RE.findall(text)
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper, enough to match 'workshops'/'workshop', 'prefers'/'prefer'."""
+    w = word.lower().replace("’", "'").removesuffix("'s")
+    for suffix in ("ies", "ing", "ed", "es", "s"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return w
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased, stemmed words that carry meaning (stopwords and one-letter words dropped)."""
+    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1]
+
+
+_IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
+_NO_AGREEMENT = frozenset("was were will would can could should might must may shall did had".split())
+_ADVERBS = frozenset(
+    "just also still really never always recently finally already often usually sometimes actually only even now".split()
+)
+_PAST_IRREGULAR = frozenset(
+    """went was were had did got made took saw came felt thought said told found gave left met began bought brought
+    ran wrote read kept knew heard lost sold sent spent built won taught caught fell led paid put set sat stood
+    understood became chose drove ate flew forgot grew hung hid held hurt let lit meant rode rang rose shook shot
+    shut sang slept spoke stole swam threw tore wore woke""".split()
+)
+
+
+def _third_person_verb(verb: str) -> str:
+    low = verb.lower()
+    if low in _NO_AGREEMENT or low in _PAST_IRREGULAR or not low.isalpha():
+        return verb
+    if low.endswith("ed") and not low.endswith("eed"):
+        return verb
+    if low in _IRREGULAR_3RD:
+        return _IRREGULAR_3RD[low]
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if low.endswith("y") and len(low) > 2 and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_PRONOUN_RULES: list[tuple[re.Pattern, str]] = [
+    (re.compile(r"\bI am\b"), "{S} is"),
+    (re.compile(r"\bI['’]m\b"), "{S} is"),
+    (re.compile(r"\bI['’]ve\b"), "{S} has"),
+    (re.compile(r"\bI['’]ll\b"), "{S} will"),
+    (re.compile(r"\bI['’]d\b"), "{S} would"),
+    (re.compile(r"\bmyself\b", re.I), "{P}self"),
+]
+
+
+def third_person(sentence: str, subject: str, pronoun: str = "they") -> str:
+    """Rewrite a first-person sentence about `subject`: 'I work at X' → 'Nadia works at X'.
+
+    Only the speaker's own pronouns change; 'we'/'our' are kept (they include others).
+    """
+    text = sentence
+    for pattern, repl in _PRONOUN_RULES:
+        text = pattern.sub(repl.replace("{S}", subject).replace("{P}", "them" if pronoun == "they" else pronoun), text)
+
+    def _i_verb(m: re.Match) -> str:
+        adverb = m.group(1) or ""
+        return f"{subject} {adverb}{_third_person_verb(m.group(2))}"
+
+    adverbs = "|".join(sorted(_ADVERBS))
+    text = re.sub(rf"\bI ((?:{adverbs}) )?(\w+)", _i_verb, text)
+    text = re.sub(r"\bI\b", subject, text)
+    text = re.sub(r"\b[Mm]y\b", f"{subject}'s", text)
+    text = re.sub(r"\b(me)\b", subject, text)
+    return text[0].upper() + text[1:] if text else text
+
+
+def clean_statement(text: str, limit: int = 300) -> str:
+    """One line, trimmed to `limit` characters at a word boundary, ending with a full stop."""
+    text = " ".join(text.split()).strip()
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " …"
+    if text and text[-1] not in ".!?…":
+        text += "."
+    return text

@@ -1,0 +1,1 @@
+"""The four phases of a run: orient → summarize → attach → update."""

@@ -1,0 +1,172 @@
+"""Update: compile the pages whose notes changed, then the generated files (indexes, log, state).
+
+A page Dream wrote before is regenerated from its notes and 3-way merged with any edit the owner
+made since; a page Dream never wrote (hand-written) only gets new facts appended, so no byte
+Dream did not parse is rewritten. A page the owner deleted is recorded in forget.md, not re-made.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from brain import layout
+from brain.page import Frontmatter, Page, new_page, parse_page, render_page
+from brain.errors import PageError
+from dream.backends.base import PageFact, WritePageRequest
+from dream.compile import Compilation
+from dream.merge import merge3
+from dream.notes import Note
+
+
+def update_pages(comp: Compilation, head_has: set[str]) -> None:
+    """Write every touched page into the staged tree; `head_has` lists page paths in HEAD."""
+    for slug in sorted(comp.touched | set(comp.new_pages)):
+        if slug in comp.instructions.forget:
+            continue
+        path = comp.page_path(slug)
+        if path is None:
+            continue
+        if path in head_has and not comp.view.tree.exists(path):
+            comp.forgotten.append(slug)  # deleted by hand: never bring it back
+            continue
+        try:
+            _update_page(comp, slug, path)
+        except PageError as exc:
+            comp.failures.append(_failure(path, str(exc)))
+
+
+def _failure(unit: str, reason: str):
+    from dream.compile import UnitFailure
+
+    return UnitFailure(unit=unit, reason=reason)
+
+
+def _numbered(notes: list[Note]) -> dict[str, int]:
+    numbers: dict[str, int] = {}
+    for note in notes:
+        for target in [*note.sources, *([note.superseded_by] if note.superseded_by else [])]:
+            numbers.setdefault(target, len(numbers) + 1)
+    return numbers
+
+
+def _page_fact(note: Note, numbers: dict[str, int]) -> PageFact:
+    targets = [*note.sources, *([note.superseded_by] if note.superseded_by else [])]
+    return PageFact(
+        kind=note.kind,
+        statement=note.statement,
+        cites=[numbers[t] for t in targets],
+        observed=note.observed,
+        event_date=note.event_date,
+        until=note.until,
+        slot=note.slot,
+    )
+
+
+def compile_page(comp: Compilation, slug: str, path: str) -> Page:
+    """The page as Dream would write it from its notes (no owner edits applied)."""
+    loc = layout.page_location(path)
+    known = comp.resolver.by_slug[slug]
+    notes = sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
+    current = [n for n in notes if n.current]
+    history = [n for n in notes if not n.current]
+    mentioned: list[Note] = []
+    for note_path in comp.state.mentions.get(slug, []):
+        other = comp.topic_notes(note_path.split("/")[1]).get(note_path)
+        if other is not None and other.current and other.topic != slug:
+            mentioned.append(other)
+    numbers = _numbered([*current, *history, *mentioned])
+    linked = sorted({m for n in [*current, *history, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
+    linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
+    names: dict[str, str] = {}
+    for other in linked:
+        k = comp.resolver.by_slug[other]
+        for name in sorted(k.names | {k.title}):
+            if len(name) > 2 and name.lower() != name:
+                names.setdefault(name, other)
+    req = WritePageRequest(
+        slug=slug,
+        title=known.title,
+        type=loc[0],
+        aliases=sorted(a for a in known.names if a != known.title and a.lower() != a),
+        current=[_page_fact(n, numbers) for n in current],
+        history=[_page_fact(n, numbers) for n in history],
+        mentioned=[_page_fact(n, numbers) for n in mentioned],
+        related=[(s, comp.resolver.by_slug[s].title) for s in linked],
+        names=names,
+        instructions=comp.instructions.text,
+    )
+    draft = comp.backend.write_page(req)
+    dates = [d for n in notes for d in (n.observed, n.until) if d] or [comp.settings.now.date()]
+    live = comp.live_page(slug)
+    fm = Frontmatter(
+        title=known.title,
+        type=loc[0],
+        aliases=req.aliases,
+        summary=draft.summary,
+        created=(live.frontmatter.created if live and live.frontmatter.created else min(dates)),
+        updated=max(dates),
+        sources={n: t for t, n in numbers.items()},
+    )
+    page = new_page(path, fm, draft.body)
+    used = {c.n for c in page.cites}
+    if used != set(fm.sources):
+        page = page.with_changes(frontmatter=fm.model_copy(update={"sources": {n: t for n, t in fm.sources.items() if n in used}}))
+    return page
+
+
+def _update_page(comp: Compilation, slug: str, path: str) -> None:
+    live = comp.view.docs.get(path)
+    live_text = comp.view.tree.read_bytes(path).decode("utf-8") if comp.view.tree.exists(path) else None
+    if live_text is not None and path not in comp.state.written:
+        text = _append_to_hand_written(comp, slug, path, live, live_text)
+        if text is not None and text != live_text:
+            comp.staged.write(path, text)
+            comp.updated.append(path)
+        return
+    text = render_page(compile_page(comp, slug, path))
+    if live_text is not None:
+        base = comp.read_blob(comp.state.written[path])
+        if base is not None and live_text != base:
+            merged, clean = merge3(base, live_text, text)
+            if not clean:
+                comp.conflicts.append(f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept")
+                return
+            text = merged
+        if text == live_text:
+            return
+        comp.updated.append(path)
+    else:
+        comp.created.append(path)
+    comp.staged.write(path, text)
+
+
+def _append_to_hand_written(comp: Compilation, slug: str, path: str, live: Page | None, live_text: str) -> str | None:
+    """New facts appended to a page Dream did not write: its own bytes stay as they are."""
+    if live is None:
+        comp.conflicts.append(f"{path}: the page cannot be parsed, so new facts were not added; fix it and run again")
+        return None
+    cited = set(live.frontmatter.sources.values())
+    fresh = [
+        n for n in sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
+        if n.path in comp.staged.written and n.current and not set(n.sources) & cited
+    ]
+    if not fresh:
+        return None
+    sources = dict(live.frontmatter.sources)
+    lines = []
+    for note in fresh:
+        numbers = []
+        for target in note.sources:
+            n = next((k for k, v in sources.items() if v == target), None)
+            if n is None:
+                n = max(sources, default=0) + 1
+                sources[n] = target
+            numbers.append(n)
+        lines.append(f"- {note.observed.isoformat()}: {note.statement} " + "".join(f"[cite:{n}]" for n in numbers))
+    body = live.body.rstrip("\n") + "\n"
+    if "\n## Updates from Dream\n" not in "\n" + body:
+        body += "\n## Updates from Dream\n"
+    body += "\n".join(lines) + "\n"
+    updated = max([live.frontmatter.updated or dt.date.min, *[n.observed for n in fresh]])
+    fm = live.frontmatter.model_copy(update={"sources": sources, "updated": updated})
+    return render_page(live.with_changes(frontmatter=fm, body=body))

@@ -1,0 +1,175 @@
+"""run(settings, backend) -> RunReport: the pipeline, top to bottom.
+
+orient → (per session: sanitise, summarise, attach) → update pages → generated files → gate →
+sync. Everything before sync writes only into `.dream/runs/<run-id>/staged/`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from brain import layout
+from brain.errors import BrainError
+from brain.render import render_knowledge_index, render_sessions_index
+from brain.repo import BrainRepo
+from brain.sessions import parse_session
+from brain.tree import DirTree
+from brain.view import BrainView
+from dream.backends.base import BackendError, ModelBackend
+from dream.compile import Compilation, UnitFailure
+from dream.gate import run_gate
+from dream.instructions import parse_instructions
+from dream.lock import run_lock
+from dream.phases.attach import attach_session
+from dream.phases.orient import list_session_files, plan_sessions
+from dream.phases.summarize import summarize_session, write_summary
+from dream.phases.update import update_pages
+from dream.report import RunReport
+from dream.sanitize import sanitize_session
+from dream.settings import DreamSettings
+from dream.staging import StagedTree
+from dream.state import SessionState, blob_id, parse_state
+from dream.sync import apply_sync, plan_sync, read_live
+
+
+def _read(tree: DirTree, rel: str) -> str | None:
+    return tree.read_text(rel) if tree.exists(rel) else None
+
+
+def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
+    """Compile what is new into one commit. Raises BrainError only for what stops the whole run."""
+    root = settings.root
+    if not (root / ".git").exists():
+        raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
+    with run_lock(root):
+        return _run_locked(settings, backend)
+
+
+def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
+    root = settings.root
+    repo = BrainRepo(root)
+    live = DirTree(root)
+    view = BrainView(live)
+    state, state_problem = parse_state(_read(live, layout.STATE))
+    files, problems = list_session_files(live)
+    plan = plan_sessions(files, state, settings.max_sessions)
+    run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
+    report = RunReport(run_id=run_id, backend=backend.name, deferred=plan.deferred, problems=problems + ([state_problem] if state_problem else []))
+    if not plan.pending:
+        report.status = "nothing-to-do"
+        return report
+
+    instructions = parse_instructions(_read(live, layout.INSTRUCTIONS) or "", _read(live, layout.FORGET) or "")
+    staged = StagedTree(root / layout.RUNS / run_id / "staged", live)
+    comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
+    comp.read_blob = lambda blob: _blob_text(repo, blob)
+    comp.seed_resolver()
+    if settings.owner and comp.resolver.lookup(settings.owner) is None:
+        first = settings.owner.split()[0]
+        comp.resolver.add(layout.slugify(settings.owner), settings.owner, "person", [first] if first != settings.owner else [])
+
+    sessions = {}
+    for pending in plan.pending:
+        rel = layout.raw_session_path(pending.id)
+        session, session_problems = parse_session(live.read_bytes(rel), rel)
+        report.problems += [str(p) for p in session_problems]
+        if session is None:
+            report.session_failures[pending.id] = "unreadable session (see problems)"
+            continue
+        clean, counts = sanitize_session(session, instructions)
+        for key, value in counts.model_dump().items():
+            report.redactions[key] = report.redactions.get(key, 0) + value
+        try:
+            summary = summarize_session(comp, clean)
+            attach_session(comp, clean, pending.first_turn)
+        except BackendError as exc:
+            report.session_failures[pending.id] = str(exc)
+            continue
+        sessions[pending.id] = (pending, clean, summary)
+
+    head = repo.head()
+    head_pages = set(repo.git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE).split()) if head else set()
+    update_pages(comp, head_pages)
+    for sid, (pending, clean, summary) in sessions.items():
+        write_summary(comp, clean, summary)
+        state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
+    report.sessions = sorted(sessions)
+
+    def regenerate() -> None:
+        _write_generated(comp, report)
+
+    regenerate()
+    gate = run_gate(staged, backend, regenerate)
+    report.rejected = gate.rejected
+    report.verifier = dict(sorted(gate.verdict_counts().items()))
+    report.findings = [f.lint_line() for f in gate.findings]
+    report.pages_created = sorted(p for p in comp.created if p in staged.written)
+    report.pages_updated = sorted(p for p in comp.updated if p in staged.written)
+    report.notes_written = sum(1 for p in staged.written if layout.is_note_path(p))
+    report.facts = comp.counts.get("facts", 0)
+    report.facts_superseded = comp.counts.get("facts_superseded", 0)
+    report.conflicts = comp.conflicts
+    report.forgotten = comp.forgotten
+    report.session_failures.update({f.unit: f.reason for f in comp.failures})
+    usage = backend.usage()
+    report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
+    if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
+        report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
+    regenerate()  # the log entry and state carry the final figures
+
+    run_dir = root / layout.RUNS / run_id
+    if settings.dry_run:
+        report.status = "dry-run"
+        report.files = sorted(staged.written)
+    elif report.status != "failed":
+        written = staged.written
+        sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
+        report.conflicts += sync.conflicts
+        report.files = sorted(sync.writes)
+        report.commit = apply_sync(root, sync, report.commit_message())
+    (run_dir / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return report
+
+
+def _blob_text(repo: BrainRepo, blob: str) -> str | None:
+    data = repo.cat_blob(blob)
+    return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def _write_generated(comp: Compilation, report: RunReport) -> None:
+    """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md, state.json from the staged view."""
+    staged = comp.staged
+    view = BrainView(staged.overlay())
+    staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index(view.pages))
+    staged.write(layout.SESSIONS_INDEX, render_sessions_index(view.summaries))
+    staged.write(layout.KNOWLEDGE_LOG, _log_text(comp, report))
+    if comp.forgotten:
+        forget = staged.read(layout.FORGET) or "# Forget\n\n"
+        for slug in comp.forgotten:
+            line = f"- {comp.settings.now.date().isoformat()}: {slug} — deleted by the owner"
+            if f": {slug} " not in forget:
+                forget = forget.rstrip("\n") + "\n" + line + "\n"
+        staged.write(layout.FORGET, forget)
+    state = comp.state.model_copy(deep=True)
+    state.last_run = comp.run_id
+    for path, text in staged.written.items():
+        if path != layout.STATE:
+            state.written[path] = blob_id(text.encode("utf-8"))
+    staged.write(layout.STATE, state.render())
+
+
+def _log_text(comp: Compilation, report: RunReport) -> str:
+    previous = comp.staged.base.read_bytes(layout.KNOWLEDGE_LOG).decode("utf-8", errors="replace") if comp.staged.base.exists(layout.KNOWLEDGE_LOG) else "# Log\n"
+    head, _, rest = previous.partition("\n")
+    sessions = report.sessions or sorted(comp.processed)
+    entry = [
+        f"## {comp.settings.now.date().isoformat()} · run {comp.run_id}",
+        f"- sessions: {len(sessions)} ({', '.join(sessions)})" if sessions else "- sessions: 0",
+        f"- pages: {len(report.pages_created)} created, {len(report.pages_updated)} updated, {len(report.rejected)} rejected",
+        f"- verifier: {report.verifier_line()}",
+        f"- backend: {report.backend}; tokens: {report.tokens_in} in, {report.tokens_out} out",
+    ]
+    entry += [f"- conflict: {c}" for c in comp.conflicts]
+    body = rest.lstrip("\n")
+    return f"{head or '# Log'}\n\n" + "\n".join(entry) + "\n" + (f"\n{body}" if body else "")

@@ -1,0 +1,49 @@
+"""Transcript text is data: secrets are redacted, planted instructions and never-record topics
+removed, invisible characters stripped — before any backend (offline or a model) sees a turn."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.sessions import Session
+from dream.instructions import Instructions
+from dream.offline.text import sentences
+from validators.safety import injection_spans, redact_secrets, strip_invisible
+
+INJECTION_PLACEHOLDER = "[untrusted instruction removed]"
+NEVER_RECORD_PLACEHOLDER = "[omitted: a never-record topic]"
+
+
+class SanitizeReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    secrets: int = 0
+    injections: int = 0
+    omitted: int = 0
+
+
+def sanitize_session(session: Session, instructions: Instructions) -> tuple[Session, SanitizeReport]:
+    report = SanitizeReport()
+    turns = []
+    for turn in session.turns:
+        text = strip_invisible(turn.text)
+        redacted = redact_secrets(text)
+        if redacted != text:
+            report.secrets += redacted.count("[REDACTED")
+        kept = []
+        for sentence in sentences(redacted):
+            if injection_spans(sentence):
+                report.injections += 1
+                kept.append(f"\n{INJECTION_PLACEHOLDER}\n")
+            elif instructions.blocks(sentence):
+                report.omitted += 1
+                kept.append(f"\n{NEVER_RECORD_PLACEHOLDER}\n")
+            else:
+                kept.append(sentence)
+        # Placeholders stand on lines of their own, so no sentence absorbs them.
+        new_text = re.sub(r" ?\n ?", "\n", " ".join(kept)).strip() if len(kept) > 1 else "".join(kept).strip()
+        turns.append(turn if new_text == turn.text else turn.model_copy(update={"text": new_text}))
+    return session.model_copy(update={"turns": turns}), report
+
+

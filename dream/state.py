@@ -1,0 +1,71 @@
+"""`.dream/state.json`: what Dream has processed and written, committed with each run.
+
+Sessions by content hash and turn count (a grown session is processed from its next turn),
+entities met but not yet given a page (pages are made for things people return to), and the git
+blob id of every file as Dream last wrote it (the base of the 3-way merge with manual edits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pydantic import BaseModel, ConfigDict, Field
+
+STATE_VERSION = 1
+MAX_ENTITY_SESSIONS = 3
+
+
+class SessionState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hash: str
+    turns: int
+    run: str
+
+
+class EntityState(BaseModel):
+    """An entity met in sessions: its type, where it was met (a few ids), its page slug once it has one."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    type: str
+    sessions: list[str] = Field(default_factory=list)
+    slug: str | None = None
+
+
+class DreamState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    version: int = STATE_VERSION
+    sessions: dict[str, SessionState] = Field(default_factory=dict)
+    entities: dict[str, EntityState] = Field(default_factory=dict)
+    written: dict[str, str] = Field(default_factory=dict)  # path → git blob id of Dream's last write
+    slots: dict[str, list[str]] = Field(default_factory=dict)  # global slot → note paths that fill it
+    mentions: dict[str, list[str]] = Field(default_factory=dict)  # page slug → notes of other pages naming it
+    last_run: str | None = None
+
+    def render(self) -> str:
+        """Sorted, stable JSON (one key per line at the top levels) so diffs stay readable."""
+        data = self.model_dump(exclude_none=True)
+        for key in ("sessions", "entities", "written", "slots", "mentions"):
+            data[key] = dict(sorted(data[key].items()))
+        return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def parse_state(text: str | None) -> tuple[DreamState, str | None]:
+    """The state, and a problem message when the file was unreadable (a fresh state is used then)."""
+    if not text:
+        return DreamState(), None
+    try:
+        return DreamState.model_validate_json(text), None
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        return DreamState(), f".dream/state.json is unreadable ({first}); every session will be treated as new"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob (`git hash-object`), without running git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

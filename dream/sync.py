@@ -1,0 +1,78 @@
+"""Sync: the staged tree becomes one git commit, merged with whatever the owner changed meanwhile.
+
+`plan_sync` is pure: for each staged file it compares the live text now with the live text the
+file was computed from; an owner's edit in between is merged (3-way), and on conflict the owner's
+text stays and Dream's change is deferred. `apply_sync` writes atomically and commits once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain import layout
+from brain.repo import BrainRepo
+from dream.merge import merge3
+
+DREAM_AUTHOR = "Dream <dream@localhost>"
+
+
+class SyncPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    writes: dict[str, str] = Field(default_factory=dict)  # path → final text
+    added: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    conflicts: list[str] = Field(default_factory=list)
+
+
+def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_now: dict[str, str | None]) -> SyncPlan:
+    writes, added, modified, conflicts = {}, [], [], []
+    for path, text in sorted(staged.items()):
+        before, now = derived_from.get(path), live_now.get(path)
+        if now != before and path != layout.STATE:
+            if now is None:
+                conflicts.append(f"{path}: deleted by the owner during the run; not re-created")
+                continue
+            text, clean = merge3(before or "", now, text)
+            if not clean:
+                conflicts.append(f"{path}: edited by the owner during the run; the owner's text was kept")
+                continue
+        if text == now:
+            continue
+        writes[path] = text
+        (modified if now is not None else added).append(path)
+    return SyncPlan(writes=writes, added=added, modified=modified, conflicts=conflicts)
+
+
+def read_live(root: Path, paths: list[str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for rel in paths:
+        p = Path(root) / rel
+        out[rel] = p.read_bytes().decode("utf-8", errors="replace") if p.is_file() and not p.is_symlink() else None
+    return out
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same folder, fsync, rename: a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.dream-tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def apply_sync(root: Path, plan: SyncPlan, message: str) -> str | None:
+    """Write the plan's files and commit exactly them as Dream; returns the commit sha."""
+    if not plan.writes:
+        return None
+    for rel, text in plan.writes.items():
+        write_atomic(Path(root) / rel, text)
+    repo = BrainRepo(root)
+    paths = sorted(plan.writes)
+    repo.git("add", "--", *paths)
+    repo.git("commit", "-q", "--no-verify", "--author", DREAM_AUTHOR, "-m", message, "--", *paths)
+    return repo.head()

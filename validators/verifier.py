@@ -1,0 +1,96 @@
+"""The semantic verifier: is each cited claim supported by the text of the turns it cites?
+
+It needs only a `Judge` (anything with `verify(VerifyRequest-like) -> verdict`), so it never
+imports dream; Dream passes its backend (offline: lexical support, see docs/offline.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from brain.page import Page
+from brain.view import BrainView
+
+_CITE_RE = re.compile(r"\[cite:(\d+)\]")
+
+
+class Judge(Protocol):
+    def judge(self, claim: str, evidence: list[str]) -> tuple[str, float, str]: ...
+
+
+class Claim(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    line: int
+    text: str
+    cites: list[int]
+
+
+class ClaimVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    line: int
+    claim: str
+    label: str  # supported | unsupported | contradicted
+    score: float
+    reason: str
+
+
+def claims_of(page: Page) -> list[Claim]:
+    """Every bullet, and every sentence of a paragraph, that carries `[cite:N]` markers."""
+    out: list[Claim] = []
+    in_fence = False
+    for offset, line in enumerate(page.body.splitlines()):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if in_fence or not stripped or stripped.startswith("#") or "[cite:" not in stripped:
+            continue
+        lineno = page.body_line + offset
+        if stripped.startswith(("- ", "* ", "+ ")) or re.match(r"^\d+[.)] ", stripped):
+            pieces = [stripped]
+        else:
+            pieces = _split_sentences(stripped)
+        for piece in pieces:
+            cites = [int(n) for n in _CITE_RE.findall(piece)]
+            if cites:
+                out.append(Claim(path=page.path, line=lineno, text=piece, cites=cites))
+    return out
+
+
+def _split_sentences(text: str) -> list[str]:
+    """Sentences, each keeping the cite markers that follow its full stop."""
+    pieces, start = [], 0
+    for m in re.finditer(r"[.!?](?:\s*\[cite:\d+\])*(?=\s+[A-Z\[]|\s*$)", text):
+        pieces.append(text[start : m.end()].strip())
+        start = m.end()
+    if text[start:].strip():
+        pieces.append(text[start:].strip())
+    return pieces
+
+
+def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
+    """The cited text of each source, as 'speaker: text' so names count as support."""
+    texts: list[str] = []
+    for n in cites:
+        raw = page.frontmatter.sources.get(n)
+        if raw is None or view.check_target(raw) is not None:
+            continue
+        for label, text in view.cited_text(raw):
+            speaker = label.split(" ")[1] if label.startswith("session:") and " " in label else ""
+            texts.append(f"{speaker}: {text}" if speaker else text)
+    return texts
+
+
+def verify_page(view: BrainView, page: Page, judge: Judge) -> list[ClaimVerdict]:
+    verdicts = []
+    for claim in claims_of(page):
+        label, score, reason = judge.judge(claim.text, evidence_for(view, page, claim.cites))
+        verdicts.append(
+            ClaimVerdict(path=page.path, line=claim.line, claim=claim.text, label=label, score=score, reason=reason)
+        )
+    return verdicts
