@@ -38,10 +38,12 @@ class BrainView:
                 continue
             if self.tree.is_symlink(rel):
                 continue
+            data = self.tree.read_bytes(rel)
             try:
-                text = self.tree.read_bytes(rel).decode("utf-8")
+                text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                errors[rel] = PageError(rel, 1, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
+                line = data.count(b"\n", 0, exc.start) + 1
+                errors[rel] = PageError(rel, line, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
                 continue
             try:
                 docs[rel] = parse_page(text, rel)
