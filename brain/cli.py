@@ -1,0 +1,290 @@
+"""`brain` CLI: every command parses, loads the Brain, calls one library function, and renders.
+
+Library errors (BrainError) are rendered once, in BrainGroup, as `error: …` and `hint: …` on
+stderr with exit status 1. Modules beyond click are imported inside the commands, so that
+`brain --help` stays fast (networkx, git and the validators are only loaded when used).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from brain import __version__
+from brain.errors import BrainError, PageError
+
+if TYPE_CHECKING:
+    from brain.view import BrainView
+
+
+class BrainGroup(click.Group):
+    """A click group that renders BrainError as `error:`/`hint:` lines and exits 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrainError as exc:
+            where = f"{exc.path}:{exc.line}: " if isinstance(exc, PageError) else ""
+            click.echo(f"error: {where}{exc.message}", err=True)
+            if exc.hint:
+                click.echo(f"hint: {exc.hint}", err=True)
+            ctx.exit(1)
+
+
+def brain_option(f):
+    return click.option(
+        "--brain",
+        "brain_path",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Brain folder (default: $BRAIN_HOME, else the current folder).",
+    )(f)
+
+
+def json_option(f):
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def _root(brain_path: str | None) -> Path:
+    from brain.home import locate_brain
+
+    return locate_brain(brain_path, os.environ, Path.cwd())
+
+
+def _view(root: Path) -> BrainView:
+    from brain.tree import DirTree
+    from brain.view import BrainView
+
+    return BrainView(DirTree(root))
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line if line else "" for line in text.splitlines()) or "    "
+
+
+@click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="brain")
+def main() -> None:
+    """Read a Brain: a git repository of markdown pages that Dream compiles from agent sessions.
+
+    Start with `brain index`, open pages with `brain show NAME`, follow links with
+    `brain links` / `brain backlinks`, and check a claim's evidence with `brain cite NAME N`.
+    """
+
+
+@main.command()
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+@json_option
+def init(path: Path, as_json: bool) -> None:
+    """Create a new Brain in PATH and commit it in git.
+
+    PATH defaults to the current folder. A folder that already has files is fine as long as it has no knowledge/ yet; files that
+    exist (brain.toml, guide.md, …) are kept, and .gitignore gets the lines it lacks.
+    """
+    from brain.scaffold import init_brain
+
+    report = init_brain(path)
+    if as_json:
+        return _echo_json(report.model_dump())
+    click.echo(f"Initialised a Brain in {report.root}")
+    for verb, paths in (("created", report.created), ("updated", report.updated), ("kept", report.kept)):
+        for rel in paths:
+            click.echo(f"  {verb:<8}{rel}")
+    repo = "new git repository, " if report.new_repo else ""
+    click.echo(f"  {repo}commit {report.commit[:7]}" if report.commit else f"  {repo}nothing to commit")
+
+
+@main.command()
+@click.option("--budget", type=click.IntRange(min=0), default=None, metavar="TOKENS",
+              help="Token budget (default: [index] budget in brain.toml, else 8000; 0: no limit).")
+@brain_option
+@json_option
+def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
+    """Print the map of the Brain, within a token budget.
+
+    Prints knowledge/index.md (rendered from the pages when it is missing). Tokens are estimated as characters / 3.5. Over budget, the least valuable lines are dropped
+    (value: person, project and preference pages first, then more backlinks, then more recently
+    updated) and a last line says how many pages were left out.
+    """
+    from brain.config import BrainConfig
+    from brain.indexing import index_for_agent
+
+    root = _root(brain_path)
+    limit = budget if budget is not None else BrainConfig.load(root).index.budget
+    result = index_for_agent(_view(root), limit)
+    if as_json:
+        return _echo_json({**result.model_dump(), "trimmed": result.trimmed})
+    click.echo(result.text, nl=False)
+
+
+@main.command()
+@click.argument("name")
+@brain_option
+@json_option
+def show(name: str, brain_path: str | None, as_json: bool) -> None:
+    """Print a page, note or session summary.
+
+    NAME is a slug, alias, title, note stem, session id or path (case-insensitive). With --json: its front matter, body, links and cites, each with its line.
+    """
+    from brain.lookup import find_doc
+
+    view = _view(_root(brain_path))
+    path = find_doc(view, name)
+    if not as_json:
+        return click.echo(view.tree.read_text(path), nl=False)
+    if path in view.errors:
+        raise view.errors[path]
+    page = view.docs[path]
+    _echo_json({
+        "path": path, "slug": page.slug, "frontmatter": page.frontmatter.model_dump(), "body": page.body,
+        "links": [lk.model_dump() for lk in page.links], "cites": [c.model_dump() for c in page.cites],
+    })
+
+
+def _link_rows(links, side: str) -> list[dict[str, Any]]:
+    rows = []
+    for lk in links:
+        path = getattr(lk, side)
+        slug = path.rsplit("/", 1)[1].removesuffix(".md") if path else lk.name
+        rows.append({"slug": slug, "line": lk.line, "path": path, "name": lk.name})
+    return rows
+
+
+def _print_rows(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
+    if as_json:
+        return _echo_json(rows)
+    for row in rows:
+        click.echo(f"{row['slug']}\t{row['line']}\t{row['path'] or '(not found)'}")
+    if not rows:
+        click.echo(empty, err=True)
+
+
+@main.command()
+@click.argument("name")
+@brain_option
+@json_option
+def links(name: str, brain_path: str | None, as_json: bool) -> None:
+    """List the links written in a page.
+
+    One line per link: `slug<TAB>line<TAB>path`, where line is the line in NAME; a link that resolves to nothing shows `(not found)`.
+    """
+    from brain.graph import build_graph
+
+    graph = build_graph(_view(_root(brain_path)))
+    _print_rows(_link_rows(graph.outlinks(name), "target"), as_json, f"{name} links to no page")
+
+
+@main.command()
+@click.argument("name")
+@brain_option
+@json_option
+def backlinks(name: str, brain_path: str | None, as_json: bool) -> None:
+    """List the documents that link to a page.
+
+    One line per link: `slug<TAB>line<TAB>path` of the linking document, where line is the
+    line of the link in it.
+    """
+    from brain.graph import build_graph
+
+    graph = build_graph(_view(_root(brain_path)))
+    _print_rows(_link_rows(graph.backlinks(name), "source"), as_json, f"no document links to {name}")
+
+
+@main.command()
+@click.argument("name")
+@click.argument("n", type=int)
+@brain_option
+@json_option
+def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
+    """Print the evidence behind a citation.
+
+    Resolves `[cite:N]` of NAME through its `sources` and prints each cited turn (session,
+    turn, speaker and time, then the text indented), or the connector record or note.
+    """
+    from brain.evidence import cite_evidence
+    from brain.lookup import find_doc
+
+    view = _view(_root(brain_path))
+    evidence = cite_evidence(view, find_doc(view, name), n)
+    if as_json:
+        return _echo_json(evidence.model_dump())
+    for item in evidence.items:
+        click.echo(item.label)
+        click.echo(_indent(item.text))
+
+
+@main.command()
+@click.argument("name")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True, help="Most commits to show.")
+@brain_option
+@json_option
+def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
+    """Show the git history of a page.
+
+    Newest first, following renames. One line per commit: short sha, date, author, Dream run id (`-` for manual edits), subject.
+    A path (knowledge/…/x.md) also works for a page that no longer exists.
+    """
+    from brain.lookup import find_doc
+    from brain.repo import BrainRepo
+
+    root = _root(brain_path)
+    path = name if name.endswith(".md") and "/" in name else find_doc(_view(root), name)
+    entries = BrainRepo(root).log(path, limit=limit)
+    if as_json:
+        return _echo_json([e.model_dump() for e in entries])
+    for e in entries:
+        click.echo(f"{e.sha[:7]}  {e.date[:10]}  {e.author}  {e.run_id or '-'}  {e.subject}")
+    if not entries:
+        click.echo(f"no commits touch {path} yet", err=True)
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Lint lines (path:line: CODE message) or a JSON list of findings.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option("--select", default=None, metavar="CODES", help="Only these checks: codes or prefixes, comma-separated (C,L001).")
+@brain_option
+@click.pass_context
+def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: str | None, brain_path: str | None) -> None:
+    """Check the Brain with the deterministic validators.
+
+    Runs on the files as they are (uncommitted manual edits included). Prints one finding per line, then a summary on stderr. Exit status 1 when there is an
+    error (or, with --strict, a warning), else 0.
+    """
+    from validators import run_checks
+
+    view = _view(_root(brain_path))
+    codes = [c.strip() for c in select.split(",") if c.strip()] if select else None
+    findings = run_checks(view, select=codes)
+    if as_json or fmt == "json":
+        _echo_json([f.model_dump() for f in findings])
+    else:
+        for finding in findings:
+            click.echo(finding.lint_line())
+    errors = sum(f.severity == "error" for f in findings)
+    warnings = len(findings) - errors
+    click.echo(_summary(errors, warnings, len(view.tree.files())), err=True)
+    if errors or (strict and warnings):
+        ctx.exit(1)
+
+
+def _summary(errors: int, warnings: int, files: int) -> str:
+    def count(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    found = f"{count(errors, 'error')}, {count(warnings, 'warning')}" if errors or warnings else "no problems"
+    return f"{found} in {count(files, 'file')}"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(prog_name="brain"))

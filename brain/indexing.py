@@ -1,0 +1,119 @@
+"""`brain index`: knowledge/index.md for an agent's first message, trimmed to a token budget.
+
+Tokens are estimated as ceil(characters / 3.5) (DEPENDENCIES.md: no offline tokenizer matches
+Claude's). When the index is over budget, whole lines are dropped, lowest value first; a line is
+never shortened, so every line that is printed is as true as the file. Value, highest first:
+  1. the page's type: person, project and preference pages before all others (they answer
+     "who / what am I working on / how do I want it"); lines naming no page come last;
+  2. backlinks: how many other documents link to the page (graph in-degree);
+  3. recency: the page's `updated` date, newest first;
+  4. the slug, alphabetically (a total order, so trimming is deterministic).
+Surviving lines keep their place in the file; a group whose lines were all dropped loses its
+heading. A last line says what was cut. If even the headings exceed the budget, they are printed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain import layout
+from brain.render import render_knowledge_index
+from brain.view import BrainView
+
+TOKEN_CHARS = 3.5
+PRIORITY_TYPES = frozenset({"person", "project", "preference"})
+_ENTRY_RE = re.compile(r"^\s*[-*] \[\[([^\]|#]+)")
+_HEADING_RE = re.compile(r"^#{2,6} ")
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / TOKEN_CHARS)
+
+
+class IndexResult(BaseModel):
+    """What `brain index` prints, and what it left out."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str
+    tokens: int
+    budget: int
+    total: int
+    omitted: list[str] = Field(default_factory=list)
+    generated: bool = False  # True when knowledge/index.md was missing and rendered from pages
+
+    @property
+    def trimmed(self) -> bool:
+        return bool(self.omitted)
+
+
+def index_for_agent(view: BrainView, budget: int) -> IndexResult:
+    """knowledge/index.md (rendered from the pages when missing), within `budget` tokens (0: all)."""
+    generated = not view.tree.exists(layout.KNOWLEDGE_INDEX)
+    if generated:
+        text = render_knowledge_index(view.pages)
+    else:
+        text = view.tree.read_bytes(layout.KNOWLEDGE_INDEX).decode("utf-8", errors="replace")
+    if text and not text.endswith("\n"):
+        text += "\n"
+    total = sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
+    if budget <= 0 or estimate_tokens(text) <= budget:
+        return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, generated=generated)
+    trimmed, omitted = trim_index(text, budget, page_ranks(view))
+    return IndexResult(text=trimmed, tokens=estimate_tokens(trimmed), budget=budget, total=total, omitted=omitted, generated=generated)
+
+
+def page_ranks(view: BrainView) -> dict[str, tuple]:
+    """slug → sort key of its index line; smaller sorts first and is kept longest."""
+    from brain.graph import build_graph  # noqa: PLC0415 - networkx only when trimming
+
+    graph = build_graph(view)
+    ranks: dict[str, tuple] = {}
+    for path, page in view.pages.items():
+        page_type = layout.page_location(path)[0]
+        updated = page.frontmatter.updated.toordinal() if page.frontmatter.updated else 0
+        priority = 0 if page_type in PRIORITY_TYPES else 1
+        ranks[page.slug] = (priority, -graph.in_degree(path), -updated, page.slug)
+    return ranks
+
+
+def trim_index(text: str, budget: int, ranks: dict[str, tuple]) -> tuple[str, list[str]]:
+    """The most valuable lines of `text` that fit `budget` with the note; and the omitted slugs."""
+    lines = text.splitlines()
+    entries = [(i, m.group(1).strip()) for i, line in enumerate(lines) if (m := _ENTRY_RE.match(line))]
+    order = sorted(entries, key=lambda e: ranks.get(e[1], (2, 0, 0, e[1])) + (e[0],))
+    lo, hi = 0, len(order)  # the largest k whose render fits; render length grows with k
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(_render(lines, order, mid, budget)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    omitted = sorted(slug for _, slug in order[lo:])
+    return _render(lines, order, lo, budget), omitted
+
+
+def _render(lines: list[str], order: list[tuple[int, str]], keep: int, budget: int) -> str:
+    """The lines without the entries ranked after `keep`, and without sections left empty."""
+    dropped = {i for i, _ in order[keep:]}
+    entries = {i for i, _ in order}
+    sections: list[list[int]] = [[]]  # line numbers: the preamble, then one list per heading
+    for i, line in enumerate(lines):
+        if _HEADING_RE.match(line):
+            sections.append([])
+        sections[-1].append(i)
+    out: list[str] = []
+    for n, section in enumerate(sections):
+        had = [i for i in section if i in entries]
+        if n and had and all(i in dropped for i in had):
+            continue
+        out += [lines[i] for i in section if i not in dropped]
+    while out and not out[-1].strip():
+        out.pop()
+    note = (
+        f"(index trimmed to {budget} tokens: {len(dropped)} of {len(order)} pages omitted"
+        " — open knowledge/ or run `brain show NAME` for the rest)"
+    )
+    return "\n".join(out + ["", note]) + "\n"

@@ -1,0 +1,94 @@
+"""`brain init`: lay out a new Brain in a folder, `git init` it and commit what was created.
+
+Only the files below are written, and an existing file is never overwritten (the owner's
+guide.md or brain.toml stays as it is). Type folders under knowledge/ are created lazily by sync.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from brain import layout
+from brain.errors import BrainError
+from brain.render import render_knowledge_index, render_sessions_index
+from brain.repo import BrainRepo
+
+#: Empty folders an owner or an importer fills; git does not track them until they hold a file.
+FOLDERS = (layout.KNOWLEDGE, layout.SESSIONS_RAW, layout.RULES, layout.DREAM_DIR)
+
+
+def _template(name: str) -> str:
+    return (resources.files("brain") / "templates" / name).read_text(encoding="utf-8")
+
+
+def initial_files() -> dict[str, str]:
+    """Path → text of every file `brain init` writes, in creation order."""
+    return {
+        layout.CONFIG: _template("init_brain.toml.j2"),
+        layout.GUIDE: _template("init_guide.md.j2"),
+        layout.KNOWLEDGE_INDEX: render_knowledge_index({}),
+        layout.KNOWLEDGE_LOG: "# Log\n",
+        layout.SESSIONS_INDEX: render_sessions_index({}),
+        layout.INSTRUCTIONS: _template("init_instructions.md.j2"),
+        layout.FORGET: _template("init_forget.md.j2"),
+        ".gitignore": _template("init_gitignore.j2"),
+    }
+
+
+class InitReport(BaseModel):
+    """What `brain init` did."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    root: str
+    created: list[str]
+    kept: list[str]
+    updated: list[str]
+    new_repo: bool
+    commit: str | None
+
+
+def init_brain(root: Path) -> InitReport:
+    """Create the layout in `root` (made if missing); refuses a folder that already has knowledge/."""
+    root = Path(root).resolve()
+    if root.exists() and not root.is_dir():
+        raise BrainError(f"{root} is a file, not a folder", "pass a folder to `brain init`")
+    if (root / layout.KNOWLEDGE).exists():
+        raise BrainError(f"{root} is already a Brain (it has {layout.KNOWLEDGE}/)", f"use it with --brain {root}")
+    created: list[str] = []
+    kept: list[str] = []
+    updated: list[str] = []
+    for folder in FOLDERS:
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for rel, text in initial_files().items():
+        path = root / rel
+        if rel == ".gitignore" and path.is_file():
+            if _merge_ignore(path, text):
+                updated.append(rel)
+            else:
+                kept.append(rel)
+        elif path.exists():
+            kept.append(rel)
+        else:
+            path.write_text(text, encoding="utf-8")
+            created.append(rel)
+    repo = BrainRepo(root)
+    new_repo = not repo.is_repo()
+    if new_repo:
+        repo = BrainRepo.init(root)
+    commit = repo.commit_all("Initialise Brain", paths=created + updated) if created or updated else None
+    return InitReport(root=str(root), created=created, kept=kept, updated=updated, new_repo=new_repo, commit=commit)
+
+
+def _merge_ignore(path: Path, template: str) -> bool:
+    """Append the ignore patterns the owner's .gitignore lacks; True when it changed."""
+    text = path.read_text(encoding="utf-8")
+    have = {line.strip() for line in text.splitlines()}
+    missing = [line for line in template.splitlines() if line and not line.startswith("#") and line not in have]
+    if not missing:
+        return False
+    sep = "" if text.endswith("\n") or not text else "\n"
+    path.write_text(text + sep + "\n".join(missing) + "\n", encoding="utf-8")
+    return True

@@ -1,0 +1,64 @@
+"""The link/evidence graph of a small Brain."""
+
+from __future__ import annotations
+
+import pytest
+
+from brain.errors import NotFoundError
+from brain.graph import Link, build_graph
+from brain.tree import DirTree
+from brain.view import BrainView
+
+NADIA = "knowledge/people/nadia-rahman.md"
+JUDS = "knowledge/projects/juds.md"
+DESIGN = "knowledge/concepts/universal-design.md"
+NOTE = "notes/juds/report-due.md"
+
+
+@pytest.fixture
+def graph(small_brain):
+    return build_graph(BrainView(DirTree(small_brain)))
+
+
+def test_nodes_and_edges(graph):
+    g = graph.graph
+    assert g.nodes[JUDS] == {"kind": "page", "slug": "juds", "title": "Japan Universal Design Sprint"}
+    assert g.nodes[NOTE]["kind"] == "note"
+    assert g.nodes["session:s1#t1-t2"] == {"kind": "target", "target_kind": "session", "ref": "s1"}
+    assert g.edges[JUDS, NADIA] == {"kind": "link", "line": 14, "lines": [14], "names": ["nadia-rahman"]}
+    assert g.edges[DESIGN, JUDS]["names"] == ["JUDS"]
+    assert g.edges[JUDS, "session:s1#t1-t2"] == {"kind": "cite", "sources": [1], "line": 14, "lines": [14]}
+    assert g.edges[JUDS, "source:cal/evt-1"]["line"] == 15
+    assert sorted(t for _, t, d in g.out_edges(JUDS, data=True) if d["kind"] == "link") == [NADIA]
+    assert graph.dangling == [Link(source=JUDS, name="kyoto-station", line=15, target=None)]
+
+
+def test_backlinks_and_outlinks(graph):
+    assert graph.backlinks("JUDS") == [
+        Link(source=DESIGN, name="JUDS", line=10, target=JUDS),
+        Link(source=NADIA, name="juds", line=13, target=JUDS),
+        Link(source=NOTE, name="juds", line=11, target=JUDS),
+    ]
+    assert graph.outlinks("juds") == [
+        Link(source=JUDS, name="nadia-rahman", line=14, target=NADIA),
+        Link(source=JUDS, name="kyoto-station", line=15, target=None),
+    ]
+    assert graph.in_degree(JUDS) == 3
+
+
+def test_orphans_and_neighbours(graph):
+    assert graph.orphans() == [DESIGN]
+    assert graph.neighbours("nadia-rahman") == {JUDS: 1}
+    assert graph.neighbours("nadia-rahman", depth=2) == {JUDS: 1, DESIGN: 2, NOTE: 2}
+
+
+def test_evidence_and_cited_by(graph):
+    assert graph.evidence("juds") == ["session:s1#t1-t2", "source:cal/evt-1"]
+    assert graph.cited_by("session:s1#t1") == [NADIA]
+    assert graph.cited_by("session:s1#t1-t2") == [JUDS]
+
+
+def test_unknown_name_suggests(graph):
+    with pytest.raises(NotFoundError) as err:
+        graph.backlinks("jds")
+    assert err.value.hint == "did you mean 'juds'?"

@@ -1,0 +1,117 @@
+"""`brain index` trimming: lowest-value lines go first; output is exact and deterministic."""
+
+from __future__ import annotations
+
+from brain.indexing import estimate_tokens, index_for_agent, trim_index
+from brain.render import render_knowledge_index
+from brain.tree import DirTree
+from brain.view import BrainView
+
+
+def page(title: str, kind: str, updated: str, body: str = "", summary: str = "") -> str:
+    return (
+        f"---\ntitle: {title}\ntype: {kind}\nsummary: {summary or f'About {title}.'}\ncreated: 2026-01-01\n"
+        f"updated: {updated}\n---\n# {title}\n\n{body}\n"
+    )
+
+
+CITY = "A city with a long summary that takes up a fair share of the budget on its own line."
+FILES = {
+    "knowledge/people/ann.md": page("Ann", "person", "2026-01-01", "Works on [[alpha]] and [[beta]]."),
+    "knowledge/people/bob.md": page("Bob", "person", "2026-03-01", "Knows [[ann]] and [[alpha]]."),
+    "knowledge/projects/proj.md": page("Proj", "project", "2026-02-01", "Led by [[ann]]."),
+    "knowledge/concepts/alpha.md": page("Alpha", "concept", "2026-05-01"),
+    "knowledge/concepts/beta.md": page("Beta", "concept", "2026-06-01"),
+    "knowledge/places/city.md": page("City", "place", "2026-06-01", summary=CITY),
+}
+FULL = """\
+# Index
+
+## People
+- [[ann|Ann]]: About Ann.
+- [[bob|Bob]]: About Bob.
+
+## Places
+- [[city|City]]: A city with a long summary that takes up a fair share of the budget on its own line.
+
+## Projects
+- [[proj|Proj]]: About Proj.
+
+## Concepts
+- [[alpha|Alpha]]: About Alpha.
+- [[beta|Beta]]: About Beta.
+"""
+
+
+def view_of(make_tree, files):
+    return BrainView(DirTree(make_tree(files)))
+
+
+def test_full_index_is_rendered_when_missing(make_tree):
+    result = index_for_agent(view_of(make_tree, FILES), budget=0)
+    assert result.text == FULL
+    assert (result.generated, result.trimmed, result.total) == (True, False, 6)
+    assert result.tokens == estimate_tokens(FULL) == 86
+
+
+def test_index_on_disk_is_printed_as_it_is(make_tree):
+    text = "# Index\n\nOwner's intro.\n\n## People\n- [[ann|Ann]]: Hand-written.\n"
+    result = index_for_agent(view_of(make_tree, {**FILES, "knowledge/index.md": text}), budget=8000)
+    assert (result.text, result.generated, result.total) == (text, False, 1)
+
+
+def test_over_budget_drops_lowest_value_lines_first(make_tree):
+    view = view_of(make_tree, {**FILES, "knowledge/index.md": FULL})
+    result = index_for_agent(view, budget=80)
+    # Value: person/project first (ann: 2 backlinks, then bob and proj by recency), then
+    # alpha (2 backlinks), beta (1), city (0): city goes first, then beta.
+    assert result.text == """\
+# Index
+
+## People
+- [[ann|Ann]]: About Ann.
+- [[bob|Bob]]: About Bob.
+
+## Projects
+- [[proj|Proj]]: About Proj.
+
+## Concepts
+- [[alpha|Alpha]]: About Alpha.
+
+(index trimmed to 80 tokens: 2 of 6 pages omitted — open knowledge/ or run `brain show NAME` for the rest)
+"""
+    assert result.omitted == ["beta", "city"]
+    assert result.tokens <= 80
+
+
+def test_tiny_budget_keeps_only_the_most_valuable(make_tree):
+    view = view_of(make_tree, {**FILES, "knowledge/index.md": FULL})
+    result = index_for_agent(view, budget=45)
+    assert result.text == """\
+# Index
+
+## People
+- [[ann|Ann]]: About Ann.
+
+(index trimmed to 45 tokens: 5 of 6 pages omitted — open knowledge/ or run `brain show NAME` for the rest)
+"""
+    assert result.tokens <= 45
+
+
+def test_budget_below_the_headings_prints_the_note_only():
+    text, omitted = trim_index(FULL, 5, {})
+    assert text.startswith("# Index\n\n(index trimmed to 5 tokens: 6 of 6 pages omitted")
+    assert omitted == ["alpha", "ann", "beta", "bob", "city", "proj"]
+
+
+def test_lines_naming_no_page_go_first_and_prose_stays():
+    text = "# Index\n\nIntro.\n\n## People\n- [[ann|Ann]]: a\n- [[ghost]]: gone\n\n## Other\nProse only.\n"
+    out, omitted = trim_index(text, 50, {"ann": (0, -1, 0, "ann")})
+    assert omitted == ["ghost"]
+    assert out.startswith("# Index\n\nIntro.\n\n## People\n- [[ann|Ann]]: a\n\n## Other\nProse only.\n\n(index trimmed")
+
+
+def test_trimming_is_deterministic_and_matches_render(make_tree):
+    view = view_of(make_tree, FILES)
+    assert render_knowledge_index(view.pages) == FULL
+    assert index_for_agent(view, 70).text == index_for_agent(view_of(make_tree, FILES), 70).text
