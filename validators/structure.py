@@ -59,6 +59,8 @@ def bad_slug(view: BrainView) -> Iterator[Item]:
             names = [parts[1], parts[2][:-3]]
         else:
             continue
+        if layout.unsafe_reason(rel):
+            continue  # S002 already asks for a rename
         for name in dict.fromkeys(names):
             problem = _slug_problem(name)
             if problem:
@@ -90,8 +92,10 @@ def case_collision(view: BrainView) -> Iterator[Item]:
     for paths in groups.values():
         if len(paths) > 1:
             for rel in paths:
-                others = ", ".join(p for p in paths if p != rel)
-                yield rel, 1, f"{rel} differs only in case from {others}; macOS and Windows see one file, rename one"
+                for other in paths:
+                    if other != rel:
+                        how = "case" if rel.casefold() == other.casefold() else "Unicode normalisation (NFC/NFD)"
+                        yield rel, 1, f"{rel} differs from {other} only in {how}; macOS and Windows may see one file, rename one"
 
 
 def _roots(view: BrainView) -> list[Path]:
