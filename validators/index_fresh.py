@@ -20,7 +20,7 @@ from validators.registry import check
 
 Item = tuple[str, int, str]
 _ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)")
-_REGEN = "run `dream run` to regenerate it"
+_REGEN = "run `dream run` to regenerate the index"
 
 
 @dataclass
@@ -70,7 +70,7 @@ def index_missing(view: BrainView) -> Iterator[Item]:
     for idx in _indexes(view):
         if not idx.exists and idx.documents:
             n = len(idx.documents)
-            yield idx.path, 1, f"{idx.path} is missing but {n} {idx.what}{'' if n == 1 else 's'} exist; {_REGEN}"
+            yield idx.path, 1, f"{idx.path} is missing but {n} {idx.what}{' exists' if n == 1 else 's exist'}; {_REGEN}"
 
 
 @check("I002", "error", "page or session summary not listed in its index")
