@@ -26,7 +26,7 @@ _SECRETS: list[tuple[str, re.Pattern[str], int, tuple[str, ...]]] = [
         "private-key",
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
+            r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n[A-Za-z0-9+/=]{16,}\r?)*)"
         ),
         0,
         ("private key",),
@@ -70,7 +70,9 @@ _PROSE_SECRET = re.compile(
 _PROSE_TRIGGERS = ("pass", "pwd", "key", "token", "secret")
 _WORDY = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
 _QUOTED_WORDS = re.compile(r"[A-Za-z][A-Za-z '’\-]*")
-_PLACEHOLDER = re.compile(r"^(?:\[REDACTED|<|\$\{?|\{\{|%|\*+$|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)", re.I)
+_PLACEHOLDER = re.compile(
+    r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.I
+)
 _SECRET_TEMPLATE = re.compile(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
 
 
@@ -78,9 +80,13 @@ def _has_letters_and_digits(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
+_CODE_VALUE = re.compile(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*|#[0-9A-Fa-f]{3,8}")
+
+
 def _prose_value_is_secret(value: str, quoted: bool) -> bool:
-    if _PLACEHOLDER.match(value):
-        return False
+    """A stated value that looks like a credential: not a word, placeholder, path, date or code."""
+    if _PLACEHOLDER.search(value) or _CODE_VALUE.fullmatch(value):
+        return False  # `token = Name.Builtin`, `password = getpass(...)`, `passwd: ${PW}`
     if quoted:
         return not _QUOTED_WORDS.fullmatch(value)
     return not _WORDY.fullmatch(value) and any(not c.isalpha() for c in value)
@@ -206,7 +212,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "role",
         re.compile(
-            rf"\b(?:(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?{_AI}\s*[:,\u2014-]"
+            rf"\b(?:(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:AI\s+|LLM\s+)?{_AI}\s*[:,\u2014-]"
             rf"|if\s+you\s+are\s+an?\s+(?:AI|LLM|language\s+model|assistant|agent|bot|chatbot)\b"
             rf"|\b{_AI}\s+(?:reading|processing|summari[sz]ing|parsing|ingesting)\s+this\b)",
             _F,
@@ -232,7 +238,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
     (
         "exfiltration",
         re.compile(
-            r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now)[ \t]+)"
+            r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now|and|then)[ \t]+)"
             r"(?P<x>(?:send|e-?mail|forward|post|upload|transmit|leak|exfiltrate|share|copy|submit)\s+(?P<obj>[^\n]{0,100}?)\s+"
             r"to\s+<?(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s)>\]]+))",
             _F,
