@@ -9,6 +9,7 @@ numbers, so it is not used); anchors/aliases are refused before loading (YAML bo
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -270,21 +271,56 @@ def _dump_item(key: Any, value: Any, indent: int) -> str:
     return f"{pad}{key}: {_scalar(value)}"
 
 
+_PLAIN_RE = re.compile(r"^[A-Za-z_/][\w ./@()'+,&;:#?-]*$")
+_YAML_WORDS = frozenset("true false yes no on off null y n ~".split())
+
+
 def _scalar(value: Any, flow: bool = False) -> str:
     """One YAML scalar on one line, quoted only where YAML needs it (stricter inside `[...]`)."""
     if isinstance(value, (dt.datetime, dt.date)):
         return value.isoformat()
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str) and _plain_ok(value, flow):
+        return value
+    if isinstance(value, str):
+        if value.isprintable() and not any(c in value for c in "\x85\u2028\u2029"):
+            return "'" + value.replace("'", "''") + "'"
+        return _double_quoted(value)
     if flow or isinstance(value, (dict, list, tuple)):
         text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
     else:
         text = yaml.safe_dump({"k": value}, default_flow_style=False, allow_unicode=True, width=10**9)
         text = text[3:].removesuffix("\n")
-    if any(brk in text for brk in _YAML_BREAKS):
-        # A value with a line break (YAML also breaks at NEL, LS, PS) is written double-quoted
-        # with escapes, so it stays on one line and reads back identically.
-        text = yaml.safe_dump([value], default_flow_style=True, default_style='"', allow_unicode=True, width=10**9)
-        return text.strip()[1:-1]
-    return text
+    return json.dumps(value, ensure_ascii=False) if "\n" in text else text
+
+
+def _double_quoted(text: str) -> str:
+    """A YAML double-quoted scalar on one line: line breaks and unprintables as escapes."""
+    out = []
+    for c in text:
+        if c in '\\"':
+            out.append("\\" + c)
+        elif c.isprintable() and c not in "\x85\u2028\u2029":
+            out.append(c)
+        elif ord(c) <= 0xFF:
+            out.append(f"\\x{ord(c):02x}")
+        elif ord(c) <= 0xFFFF:
+            out.append(f"\\u{ord(c):04x}")
+        else:
+            out.append(f"\\U{ord(c):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _plain_ok(text: str, flow: bool) -> bool:
+    """True when YAML reads `text` back as the same string without quotes (checked conservatively)."""
+    if not text or text != text.strip() or text.lower() in _YAML_WORDS or not _PLAIN_RE.match(text):
+        return False
+    if ": " in text or " #" in text or text.endswith(":") or (flow and any(c in text for c in ",[]{}?:#")):
+        return False
+    return not re.match(r"^[\d.+-]|^(?:\.inf|\.nan)$", text, re.I)
 
 
 def parse_target_or_none(fm: Frontmatter, n: int) -> CitationTarget | None:

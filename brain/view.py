@@ -18,6 +18,51 @@ from brain.sources import SourceRecord, records_of
 from brain.tree import Tree
 
 
+_PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
+_PARSE_CACHE_MAX = 50_000
+
+
+def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
+    """Parse a document once per content: a run builds several views of mostly the same files."""
+    key = (rel, data)
+    hit = _PARSE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    try:
+        result: Page | PageError = parse_page(data.decode("utf-8"), rel)
+    except UnicodeDecodeError as exc:
+        result = PageError(rel, 1, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
+    except PageError as exc:
+        result = exc
+    if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
+        _PARSE_CACHE.clear()
+    _PARSE_CACHE[key] = result
+    return result
+
+
+_PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
+_PARSE_CACHE_MAX = 50_000
+
+
+def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
+    """Parse a document once per content: a run builds several views of mostly the same files."""
+    key = (rel, data)
+    hit = _PARSE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    try:
+        result: Page | PageError = parse_page(data.decode("utf-8"), rel)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        result = PageError(rel, line, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
+    except PageError as exc:
+        result = exc
+    if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
+        _PARSE_CACHE.clear()
+    _PARSE_CACHE[key] = result
+    return result
+
+
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
@@ -28,50 +73,57 @@ class BrainView:
 
     # -- documents --------------------------------------------------------------------------
     @cached_property
-    def _parsed(self) -> tuple[dict[str, Page], dict[str, PageError]]:
-        docs: dict[str, Page] = {}
-        errors: dict[str, PageError] = {}
-        for rel in self.tree.files():
-            if rel in layout.GENERATED or not rel.endswith(".md"):
-                continue
-            if not (layout.is_page_path(rel) or layout.is_note_path(rel) or layout.is_summary_path(rel)):
-                continue
-            if self.tree.is_symlink(rel):
-                continue
-            data = self.tree.read_bytes(rel)
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                line = data.count(b"\n", 0, exc.start) + 1
-                errors[rel] = PageError(rel, line, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
-                continue
-            try:
-                docs[rel] = parse_page(text, rel)
-            except PageError as exc:
-                errors[rel] = exc
-        return docs, errors
+    def _doc_paths(self) -> list[str]:
+        """Every page, note and summary file (not symlinks: S checks report those)."""
+        return [
+            rel
+            for rel in self.tree.files()
+            if rel.endswith(".md")
+            and rel not in layout.GENERATED
+            and (layout.is_page_path(rel) or layout.is_note_path(rel) or layout.is_summary_path(rel))
+            and not self.tree.is_symlink(rel)
+        ]
 
-    @property
+    def _load(self, paths: list[str]) -> dict[str, Page]:
+        """Parse the given documents (once per view, and once per content per process)."""
+        if not hasattr(self, "_docs"):
+            self._docs: dict[str, Page] = {}
+            self._errors: dict[str, PageError] = {}
+            self._seen: set[str] = set()
+        for rel in paths:
+            if rel in self._seen:
+                continue
+            self._seen.add(rel)
+            parsed = _parse_cached(rel, self.tree.read_bytes(rel))
+            if isinstance(parsed, PageError):
+                self._errors[rel] = parsed
+            else:
+                self._docs[rel] = parsed
+        return {rel: self._docs[rel] for rel in paths if rel in self._docs}
+
+    @cached_property
     def docs(self) -> dict[str, Page]:
         """Every parsed page, summary and note by path (sorted)."""
-        return self._parsed[0]
+        return self._load(self._doc_paths)
 
     @property
     def errors(self) -> dict[str, PageError]:
-        return self._parsed[1]
+        self._load(self._doc_paths)
+        return dict(sorted(self._errors.items()))
 
     @cached_property
     def pages(self) -> dict[str, Page]:
-        return {p: d for p, d in self.docs.items() if layout.is_page_path(p)}
+        return self._load([p for p in self._doc_paths if layout.is_page_path(p)])
 
     @cached_property
     def summaries(self) -> dict[str, Page]:
         """Session summaries by session id."""
-        return {d.slug: d for p, d in self.docs.items() if layout.is_summary_path(p)}
+        loaded = self._load([p for p in self._doc_paths if layout.is_summary_path(p)])
+        return {d.slug: d for d in loaded.values()}
 
     @cached_property
     def notes(self) -> dict[str, Page]:
-        return {p: d for p, d in self.docs.items() if layout.is_note_path(p)}
+        return self._load([p for p in self._doc_paths if layout.is_note_path(p)])
 
     @cached_property
     def page_paths(self) -> list[str]:

@@ -127,7 +127,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
-        report.commit = apply_sync(root, sync, report.commit_message())
+        report.commit = apply_sync(root, sync, report.commit_message(), staged.root)
     (run_dir / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return report
 

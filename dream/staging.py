@@ -6,7 +6,6 @@ so no backend output can reach `.git/`, `guide.md`, raw sessions or anything els
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -29,6 +28,7 @@ class StagedTree:
         self.root.mkdir(parents=True)
         self.base = base
         self._written: dict[str, str] = {}
+        self._dirs: set[Path] = set()
         self.derived_from: dict[str, str | None] = {}  # live text each staged file was computed from
 
     def write(self, rel: str, text: str) -> None:
@@ -36,10 +36,12 @@ class StagedTree:
             reason = unsafe_reason(rel) or "outside the paths Dream may write"
             raise StagingError(f"refused to stage {rel!r}: {reason}")
         path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8", newline="")
-        os.replace(tmp, path)
+        parent = path.parent
+        if parent not in self._dirs:
+            parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(parent)
+        # The staged tree is private to the run (a crash discards it), so plain writes suffice.
+        path.write_bytes(text.encode("utf-8"))
         if rel not in self.derived_from:
             live = self.base.read_bytes(rel).decode("utf-8", errors="replace") if self.base.exists(rel) else None
             self.derived_from[rel] = live

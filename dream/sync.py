@@ -25,10 +25,11 @@ class SyncPlan(BaseModel):
     added: list[str] = Field(default_factory=list)
     modified: list[str] = Field(default_factory=list)
     conflicts: list[str] = Field(default_factory=list)
+    merged: list[str] = Field(default_factory=list)  # written as a merge with the owner's edit, not as staged
 
 
 def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_now: dict[str, str | None]) -> SyncPlan:
-    writes, added, modified, conflicts = {}, [], [], []
+    writes, added, modified, conflicts, merged = {}, [], [], [], []
     for path, text in sorted(staged.items()):
         before, now = derived_from.get(path), live_now.get(path)
         if now != before and path != layout.STATE:
@@ -39,11 +40,12 @@ def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_
             if not clean:
                 conflicts.append(f"{path}: edited by the owner during the run; the owner's text was kept")
                 continue
+            merged.append(path)
         if text == now:
             continue
         writes[path] = text
         (modified if now is not None else added).append(path)
-    return SyncPlan(writes=writes, added=added, modified=modified, conflicts=conflicts)
+    return SyncPlan(writes=writes, added=added, modified=modified, conflicts=conflicts, merged=merged)
 
 
 def read_live(root: Path, paths: list[str]) -> dict[str, str | None]:
@@ -55,22 +57,36 @@ def read_live(root: Path, paths: list[str]) -> dict[str, str | None]:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder, fsync, rename: a reader sees the old file or the new one."""
+    """Temp file in the same folder, then rename: a reader sees the old file or the new one, never a torn one.
+
+    No fsync per file: the commit is the unit of durability (git writes its objects safely).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.dream-tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+    tmp.write_text(text, encoding="utf-8", newline="")
     os.replace(tmp, path)
 
 
-def apply_sync(root: Path, plan: SyncPlan, message: str) -> str | None:
-    """Write the plan's files and commit exactly them as Dream; returns the commit sha."""
+def apply_sync(root: Path, plan: SyncPlan, message: str, staged_root: Path | None = None) -> str | None:
+    """Put the plan's files in place and commit exactly them as Dream; returns the commit sha.
+
+    A staged file that lands unchanged is renamed into place (atomic, no copy); a merged one is
+    written through a temp file.
+    """
     if not plan.writes:
         return None
+    merged = set(plan.merged)
+    made: set[Path] = set()
     for rel, text in plan.writes.items():
-        write_atomic(Path(root) / rel, text)
+        target = Path(root) / rel
+        source = Path(staged_root) / rel if staged_root else None
+        if source is not None and rel not in merged and source.is_file():
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            os.replace(source, target)
+        else:
+            write_atomic(target, text)
     repo = BrainRepo(root)
     paths = sorted(plan.writes)
     repo.git("add", "--", *paths)

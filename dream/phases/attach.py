@@ -97,8 +97,17 @@ def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: 
         comp.new_pages[slug] = (title, type_, aliases)
 
 
+_KEYS: dict[str, str] = {}
+
+
 def _key(statement: str) -> str:
-    return " ".join(content_words(statement))
+    """Statements with the same content words say the same thing (cached: called per note per fact)."""
+    key = _KEYS.get(statement)
+    if key is None:
+        if len(_KEYS) > 200_000:
+            _KEYS.clear()
+        key = _KEYS[statement] = " ".join(content_words(statement))
+    return key
 
 
 def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mentions: list[str]) -> None:
