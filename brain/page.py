@@ -281,8 +281,8 @@ def _scalar(value: Any, flow: bool = False) -> str:
         return value.isoformat()
     if isinstance(value, bool) or value is None:
         return {True: "true", False: "false", None: "null"}[value]
-    if isinstance(value, (int, float)):
-        return repr(value)
+    if isinstance(value, int):
+        return repr(value)  # floats go through PyYAML: it reads `1e+16` and `inf` back as strings
     if isinstance(value, str) and _plain_ok(value, flow):
         return value
     if isinstance(value, str):

@@ -113,7 +113,8 @@ class BrainRepo:
     def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
         """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""
         if self.head() is None:
-            return []
+            with self._repo():  # not a git repository at all: BrainError, not "no history"
+                return []
         fmt = "%H%x1f%ad%x1f%an%x1f%s%x1f%B%x1e"
         args = ["log", f"-n{limit}", "--date=iso-strict", f"--format={fmt}"]
         if rel:

@@ -112,6 +112,14 @@ def test_line_numbers_count_newlines_only():
     assert page.links[0].line == 7
 
 
+@pytest.mark.parametrize("value", [1e16, 1.5e-07, float("inf"), float("-inf"), 0.1, -0.0, 2**70, True, None])
+def test_numbers_and_constants_read_back_with_their_type(value):
+    fm = Frontmatter(title="t", type="person", x=value, xs=[value])
+    again = parse_page(render_page(new_page("knowledge/people/t.md", fm, "")), "knowledge/people/t.md")
+    assert again.frontmatter.extras() == {"x": value, "xs": [value]}
+    assert type(again.frontmatter.extras()["x"]) is type(value)
+
+
 def test_values_with_yaml_line_breaks_stay_on_one_line():
     fm = Frontmatter(title="a\x85b", type="person", summary="c\u2028d", aliases=["e\nf"], note="g\u2029h")
     out = render_page(new_page("knowledge/people/a.md", fm, "body\n"))
@@ -136,7 +144,7 @@ _KEYS = st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True).filter(
     summary=_TEXT,
     aliases=st.lists(_TEXT, max_size=3),
     sources=st.dictionaries(st.integers(1, 99), _TARGETS, max_size=4),
-    extras=st.dictionaries(_KEYS, st.one_of(_TEXT, st.integers(), st.booleans(), st.lists(_TEXT, max_size=2)), max_size=2),
+    extras=st.dictionaries(_KEYS, st.one_of(_TEXT, st.integers(), st.floats(allow_nan=False), st.booleans(), st.lists(_TEXT, max_size=2)), max_size=2),
     body=st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=300),
     created=st.dates(dt.date(1990, 1, 1), dt.date(2100, 1, 1)),
 )
