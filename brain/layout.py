@@ -56,6 +56,7 @@ RESERVED_STEMS = frozenset(
 )
 #: Stems reserved on Windows only; any path component with one of these is unsafe.
 WINDOWS_RESERVED = RESERVED_STEMS - {"index", "log"}
+_UNSAFE_CHARS_RE = re.compile(r'[\x00-\x1f<>:"\\|?*]')
 FORBIDDEN_COMPONENTS = frozenset({".git", ".obsidian", ".dream", "..", "."})
 GENERATED = frozenset({KNOWLEDGE_INDEX, KNOWLEDGE_LOG, SESSIONS_INDEX})
 
@@ -108,7 +109,7 @@ def is_unsafe_component(part: str) -> bool:
     stem = part.split(".")[0].lower()
     if stem in WINDOWS_RESERVED:
         return True
-    if any(ord(c) < 32 or c in '<>:"\\|?*' for c in part):
+    if _UNSAFE_CHARS_RE.search(part):
         return True
     return part.endswith((" ", "."))
 
