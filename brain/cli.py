@@ -253,19 +253,21 @@ def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option("--select", default=None, metavar="CODES", help="Only these checks: codes or prefixes, comma-separated (C,L001).")
+@click.option("--ignore", default=None, metavar="CODES", help="Skip these checks: codes or prefixes, comma-separated.")
 @brain_option
 @click.pass_context
-def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: str | None, brain_path: str | None) -> None:
+def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: str | None, ignore: str | None,
+             brain_path: str | None) -> None:
     """Check the Brain with the deterministic validators.
 
-    Runs on the files as they are (uncommitted manual edits included). Prints one finding per line, then a summary on stderr. Exit status 1 when there is an
+    Runs on the files as they are (uncommitted manual edits included); docs/validators.md
+    lists the codes. Prints one finding per line, then a summary on stderr. Exit status 1 when there is an
     error (or, with --strict, a warning), else 0.
     """
     from validators import run_checks
 
     view = _view(_root(brain_path))
-    codes = [c.strip() for c in select.split(",") if c.strip()] if select else None
-    findings = run_checks(view, select=codes)
+    findings = run_checks(view, select=select, ignore=ignore)
     if as_json or fmt == "json":
         _echo_json([f.model_dump() for f in findings])
     else:

@@ -269,6 +269,14 @@ def test_validate_json_select_and_strict(cli, small_brain):
     assert strict.exit_code == 1 and json.loads(strict.stdout)[0]["code"] == "L004"
 
 
+def test_validate_ignore_and_unknown_codes(cli, small_brain):
+    result = cli("validate", "--ignore", "L,I", "--brain", small_brain)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "no problems in 7 files\n")
+    unknown = cli("validate", "--select", "Z9", "--brain", small_brain)
+    assert unknown.exit_code == 1
+    assert unknown.stderr.startswith("error: unknown check code or family 'Z9'\n")
+
+
 def test_validate_a_fresh_brain_is_clean(cli, tmp_path):
     cli("init", tmp_path / "b")
     result = cli("validate", "--brain", tmp_path / "b")
