@@ -87,14 +87,16 @@ def main() -> None:
 def init(path: Path, as_json: bool) -> None:
     """Create a new Brain in PATH and commit it in git.
 
-    PATH defaults to the current folder. A folder that already has files is fine as long as it has no knowledge/ yet; files that
-    exist (brain.toml, guide.md, …) are kept, and .gitignore gets the lines it lacks.
+    PATH defaults to the current folder. A folder that already has files is fine as long
+    as it has no knowledge/ yet: files that exist (brain.toml, guide.md, …) are kept, and
+    .gitignore gets the lines it lacks.
     """
     from brain.scaffold import init_brain
 
     report = init_brain(path)
     if as_json:
-        return _echo_json(report.model_dump())
+        _echo_json(report.model_dump())
+        return
     click.echo(f"Initialised a Brain in {report.root}")
     for verb, paths in (("created", report.created), ("updated", report.updated), ("kept", report.kept)):
         for rel in paths:
@@ -111,8 +113,9 @@ def init(path: Path, as_json: bool) -> None:
 def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     """Print the map of the Brain, within a token budget.
 
-    Prints knowledge/index.md (rendered from the pages when it is missing). Tokens are estimated as characters / 3.5. Over budget, the least valuable lines are dropped
-    (value: person, project and preference pages first, then more backlinks, then more recently
+    Prints knowledge/index.md (rendered from the pages when it is missing). Tokens are
+    estimated as characters / 3.5. Over budget, the least valuable lines are dropped (value:
+    person, project and preference pages first, then more backlinks, then more recently
     updated) and a last line says how many pages were left out.
     """
     from brain.config import BrainConfig
@@ -122,7 +125,8 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
     result = index_for_agent(_view(root), limit)
     if as_json:
-        return _echo_json({**result.model_dump(), "trimmed": result.trimmed})
+        _echo_json({**result.model_dump(), "trimmed": result.trimmed})
+        return
     click.echo(result.text, nl=False)
 
 
@@ -133,14 +137,16 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
 def show(name: str, brain_path: str | None, as_json: bool) -> None:
     """Print a page, note or session summary.
 
-    NAME is a slug, alias, title, note stem, session id or path (case-insensitive). With --json: its front matter, body, links and cites, each with its line.
+    NAME is a slug, alias, title, note stem, session id or path (case-insensitive). With
+    --json: its front matter, body, links and cites, each with its line.
     """
     from brain.lookup import find_doc
 
     view = _view(_root(brain_path))
     path = find_doc(view, name)
     if not as_json:
-        return click.echo(view.tree.read_text(path), nl=False)
+        click.echo(view.tree.read_text(path), nl=False)
+        return
     if path in view.errors:
         raise view.errors[path]
     page = view.docs[path]
@@ -161,7 +167,8 @@ def _link_rows(links, side: str) -> list[dict[str, Any]]:
 
 def _print_rows(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
     if as_json:
-        return _echo_json(rows)
+        _echo_json(rows)
+        return
     for row in rows:
         click.echo(f"{row['slug']}\t{row['line']}\t{row['path'] or '(not found)'}")
     if not rows:
@@ -175,7 +182,8 @@ def _print_rows(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
 def links(name: str, brain_path: str | None, as_json: bool) -> None:
     """List the links written in a page.
 
-    One line per link: `slug<TAB>line<TAB>path`, where line is the line in NAME; a link that resolves to nothing shows `(not found)`.
+    One line per link: `slug<TAB>line<TAB>path`, where line is the line in NAME; a link
+    that resolves to nothing shows `(not found)`.
     """
     from brain.graph import build_graph
 
@@ -216,7 +224,8 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
     view = _view(_root(brain_path))
     evidence = cite_evidence(view, find_doc(view, name), n)
     if as_json:
-        return _echo_json(evidence.model_dump())
+        _echo_json(evidence.model_dump())
+        return
     for item in evidence.items:
         click.echo(item.label)
         click.echo(_indent(item.text))
@@ -230,8 +239,9 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
 def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
     """Show the git history of a page.
 
-    Newest first, following renames. One line per commit: short sha, date, author, Dream run id (`-` for manual edits), subject.
-    A path (knowledge/…/x.md) also works for a page that no longer exists.
+    Newest first, following renames. One line per commit: short sha, date, author, Dream
+    run id (`-` for manual edits), subject. A path (knowledge/…/x.md) also works for a page
+    that no longer exists.
     """
     from brain.lookup import find_doc
     from brain.repo import BrainRepo
@@ -240,7 +250,8 @@ def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
     path = name if name.endswith(".md") and "/" in name else find_doc(_view(root), name)
     entries = BrainRepo(root).log(path, limit=limit)
     if as_json:
-        return _echo_json([e.model_dump() for e in entries])
+        _echo_json([e.model_dump() for e in entries])
+        return
     for e in entries:
         click.echo(f"{e.sha[:7]}  {e.date[:10]}  {e.author}  {e.run_id or '-'}  {e.subject}")
     if not entries:
@@ -261,8 +272,8 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
     """Check the Brain with the deterministic validators.
 
     Runs on the files as they are (uncommitted manual edits included); docs/validators.md
-    lists the codes. Prints one finding per line, then a summary on stderr. Exit status 1 when there is an
-    error (or, with --strict, a warning), else 0.
+    lists the codes. Prints one finding per line, then a summary on stderr. Exit status 1
+    when there is an error (or, with --strict, a warning), else 0.
     """
     from validators import run_checks
 
