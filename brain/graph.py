@@ -54,7 +54,9 @@ class BrainGraph:
 
     def _add_links(self, path: str, doc: Page) -> None:
         for link in doc.links:
-            targets = self.view.resolve(link.target) if link.target else []
+            if not link.target:
+                continue  # [[#Heading]]: a link inside the page itself
+            targets = self.view.resolve(link.target)
             if not targets:
                 self.dangling.append(Link(source=path, name=link.target, line=link.line, target=None))
             for target in targets:
@@ -98,7 +100,7 @@ class BrainGraph:
         doc = self.view.docs.get(path)
         out: list[Link] = []
         for link in doc.links if doc else []:
-            targets = self.view.resolve(link.target) if link.target else []
+            targets = self.view.resolve(link.target) if link.target else [path]
             out += [Link(source=path, name=link.target, line=link.line, target=t) for t in targets or [None]]
         return out
 

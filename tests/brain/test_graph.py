@@ -62,3 +62,10 @@ def test_unknown_name_suggests(graph):
     with pytest.raises(NotFoundError) as err:
         graph.backlinks("jds")
     assert err.value.hint == "did you mean 'juds'?"
+
+
+def test_heading_links_inside_a_page_are_not_dangling(make_tree):
+    page = "---\ntitle: A\ntype: concept\n---\n# A\n\nSee [[#History]].\n\n## History\n"
+    graph = build_graph(BrainView(DirTree(make_tree({"knowledge/concepts/a.md": page}))))
+    assert graph.dangling == []
+    assert graph.outlinks("a") == [Link(source="knowledge/concepts/a.md", name="", line=7, target="knowledge/concepts/a.md")]
