@@ -2,8 +2,8 @@
 
 Generates (seeded, so byte-identical for one seed) a Brain of PAGES pages across every type, with
 wikilinks and session citations, and SESSIONS canonical sessions of ~10 turns, commits it in git,
-then runs each command RUNS times as a subprocess and prints the median wall time next to
-`python -c pass`. Usage:
+then runs each command RUNS times as a subprocess and prints the median wall and CPU times next
+to `python -c pass` (CPU time is the steadier figure on a shared machine). Usage:
 
     .venv/bin/python bench/brain_scale.py [--pages 5000] [--sessions 10000] [--runs 5] [--out DIR]
                                           [--seed 7] [--profile]
@@ -22,6 +22,7 @@ import json
 import os
 import pstats
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -139,13 +140,17 @@ def generate(root: Path, pages: int, sessions: int, seed: int) -> None:
     (root / ".git" / MARK).write_text(json.dumps({"pages": pages, "sessions": sessions, "seed": seed}), encoding="utf-8")
 
 
-def median_time(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, int]:
-    times, code = [], 0
+def median_time(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, float, int]:
+    """Median wall time, median CPU time (user + sys, steadier on a busy machine), last exit code."""
+    walls, cpus, code = [], [], 0
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         code = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), code
+        walls.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(walls), statistics.median(cpus), code
 
 
 def profile_validate(root: Path, top: int = 30) -> str:
@@ -193,11 +198,11 @@ def main() -> int:
                 ("brain index", [*brain, "index", "--brain", str(root)]),
                 ("brain index --budget 0", [*brain, "index", "--budget", "0", "--brain", str(root)])]
         base = None
-        print(f"\n{'command':<24}{'median':>10}{'× python':>10}  exit   ({args.runs} runs each)")
+        print(f"\n{'command':<24}{'wall':>9}{'× python':>10}{'cpu':>9}{'× python':>10}  exit   (medians of {args.runs} runs)")
         for label, cmd in rows:
-            median, code = median_time(cmd, args.runs, env)
-            base = base or median
-            print(f"{label:<24}{median:>9.3f}s{median / base:>9.1f}×  {code}")
+            wall, cpu, code = median_time(cmd, args.runs, env)
+            base = base or (wall, cpu)
+            print(f"{label:<24}{wall:>8.3f}s{wall / base[0]:>9.1f}×{cpu:>8.3f}s{cpu / base[1]:>9.1f}×  {code}")
         if args.profile:
             print("\n" + profile_validate(root))
     finally:
