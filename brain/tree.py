@@ -37,17 +37,23 @@ class DirTree:
             self._files = sorted(_walk(self.root))
         return self._files
 
+    # os.path on strings, not pathlib: validate calls these ~50,000 times on a large Brain and
+    # Path construction was a quarter of its time.
+    def _abs(self, rel: str) -> str:
+        return os.path.join(self.root, rel)
+
     def read_bytes(self, rel: str) -> bytes:
-        return (self.root / rel).read_bytes()
+        with open(self._abs(rel), "rb") as f:
+            return f.read()
 
     def read_text(self, rel: str) -> str:
         return self.read_bytes(rel).decode("utf-8", errors="replace")
 
     def exists(self, rel: str) -> bool:
-        return (self.root / rel).is_file()
+        return os.path.isfile(self._abs(rel))
 
     def is_symlink(self, rel: str) -> bool:
-        return (self.root / rel).is_symlink()
+        return os.path.islink(self._abs(rel))
 
     def symlink_target(self, rel: str) -> str | None:
         """Where a symlink points, resolved; None when `rel` is not a link."""

@@ -9,23 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from brain.citations import CitationError, CitationTarget
+from brain.citations import CitationTarget
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import source_lines
+from validators.documents import parse_target, source_lines_in
 from validators.registry import check
 
 Item = tuple[str, int, str]
 
 
-def _targets(page: Page) -> Iterator[tuple[int, int, str, CitationTarget | None, str | None]]:
+def _targets(view: BrainView, page: Page) -> Iterator[tuple[int, int, str, CitationTarget | None, str | None]]:
     """(n, line, raw target, parsed target or None, parse error or None) per source entry."""
-    lines = source_lines(page)
+    lines = source_lines_in(view, page)
     for n, raw in sorted(page.frontmatter.sources.items()):
-        try:
-            yield n, lines[n], raw, CitationTarget.parse(raw), None
-        except CitationError as exc:
-            yield n, lines[n], raw, None, str(exc)
+        parsed = parse_target(raw)
+        if isinstance(parsed, str):
+            yield n, lines[n], raw, None, parsed
+        else:
+            yield n, lines[n], raw, parsed, None
 
 
 @check("C001", "error", "[cite:N] with no source N in the front matter")
@@ -42,7 +43,7 @@ def source_never_cited(view: BrainView) -> Iterator[Item]:
         if not page.frontmatter.sources:
             continue
         used = {c.n for c in page.cites}
-        lines = source_lines(page)
+        lines = source_lines_in(view, page)
         for n in sorted(page.frontmatter.sources):
             if n not in used:
                 yield path, lines[n], f"source {n} is never cited; cite it as [cite:{n}] or remove it"
@@ -51,7 +52,7 @@ def source_never_cited(view: BrainView) -> Iterator[Item]:
 @check("C003", "error", "malformed citation target (not session:<id>#t<n>[-t<m>], source:<connector>/<id> or note:<path>.md)")
 def malformed_target(view: BrainView) -> Iterator[Item]:
     for path, page in view.docs.items():
-        for n, line, _raw, _target, error in _targets(page):
+        for n, line, _raw, _target, error in _targets(view, page):
             if error is not None:
                 yield path, line, f"source {n}: {error}"
 
@@ -59,7 +60,7 @@ def malformed_target(view: BrainView) -> Iterator[Item]:
 @check("C004", "error", "citation target that does not resolve: no such session, turn, source record or note")
 def unresolved_target(view: BrainView) -> Iterator[Item]:
     for path, page in view.docs.items():
-        for n, line, raw, target, _error in _targets(page):
+        for n, line, raw, target, _error in _targets(view, page):
             if target is None:
                 continue
             reason = view.check_target(raw)

@@ -11,10 +11,12 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from brain import layout
+from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
 from brain.page import Frontmatter, Page, split_frontmatter
 from brain.view import BrainView
@@ -98,6 +100,23 @@ def _meta_of(fm: Frontmatter) -> dict[str, Any]:
     meta = {k: getattr(fm, k) for k in Frontmatter.model_fields if k in fm.model_fields_set}
     meta.update(fm.extras())
     return meta
+
+
+@lru_cache(maxsize=65536)
+def parse_target(raw: str) -> CitationTarget | str:
+    """The parsed citation target, or the reason it is malformed (memoised: C checks parse each often)."""
+    try:
+        return CitationTarget.parse(raw)
+    except CitationError as exc:
+        return str(exc)
+
+
+def source_lines_in(view: BrainView, page: Page) -> dict[int, int]:
+    """`source_lines(page)`, computed once per view."""
+    memo = cached(view, "source_lines", dict)
+    if page.path not in memo:
+        memo[page.path] = source_lines(page)
+    return memo[page.path]
 
 
 def source_lines(page: Page) -> dict[int, int]:

@@ -20,8 +20,11 @@ from collections.abc import Iterable
 Span = tuple[int, int, str]
 
 # -- secrets ------------------------------------------------------------------------------------
-# (kind, pattern, group whose span is the secret, lower-case substrings one of which must occur)
-_SECRETS: list[tuple[str, re.Pattern[str], int, tuple[str, ...]]] = [
+# (kind, pattern, group whose span is the secret, gate). A gate is a cheap substring test that
+# must pass before the regex runs: each group of words needs one present (in the lower-cased
+# text; in the text itself when the words have capitals). Regex scans dominate the X checks.
+Gate = tuple[tuple[str, ...], ...]
+_SECRETS: list[tuple[str, re.Pattern[str], int, Gate]] = [
     (
         "private-key",
         re.compile(
@@ -29,33 +32,33 @@ _SECRETS: list[tuple[str, re.Pattern[str], int, tuple[str, ...]]] = [
             r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n[A-Za-z0-9+/=]{16,}\r?)*)"
         ),
         0,
-        ("private key",),
+        (("PRIVATE KEY",),),
     ),
-    ("anthropic-api-key", re.compile(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, ("sk-ant-",)),
-    ("openai-api-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, ("sk-",)),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, ("gh", "github_pat_")),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, ("xox",)),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, ("hooks.slack.com",)),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, ("_live_", "_test_")),
-    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, ("whsec_",)),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, ("aiza",)),
-    ("google-oauth-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, ("gocspx-",)),
-    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, ("ya29.",)),
+    ("anthropic-api-key", re.compile(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, (("sk-ant-",),)),
+    ("openai-api-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, (("sk-",),)),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, (("xox",),)),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, (("hooks.slack.com",),)),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, (("_live_", "_test_"),)),
+    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, (("whsec_",),)),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, (("AIza",),)),
+    ("google-oauth-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, (("GOCSPX-",),)),
+    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, (("ya29.",),)),
     (
         "aws-access-key-id",
         re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
         0,
-        ("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+        (("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),),
     ),
     (
         "aws-secret-access-key",
         re.compile(r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
         1,
-        ("secret",),
+        (("aws_secret", "awssecret"),),
     ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, ("eyj",)),
-    ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, ("bearer",)),
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, ("://",)),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, (("eyJ",),)),
+    ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, (("bearer",),)),
+    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, (("://",), ("@",))),
 ]
 _LABELS = {
     "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
@@ -67,13 +70,27 @@ _PROSE_SECRET = re.compile(
     r"\s*(?:\bis\b|\bwas\b|:=|=|:)\s*"
     r"(?:\"(?P<q1>[^\"\n]{4,200})\"|'(?P<q2>[^'\n]{4,200})'|`(?P<q3>[^`\n]{4,200})`|(?P<u>[^\s\"'`,;]{6,200}))"
 )
-_PROSE_TRIGGERS = ("pass", "pwd", "key", "token", "secret")
+_PROSE_GATE: Gate = (
+    ("pass", "pwd", "token", "secret", "api key", "api_key", "api-key", "apikey", "access key", "access_key",
+     "access-key", "accesskey", "private key", "private_key", "private-key", "privatekey"),
+)
 _WORDY = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
 _QUOTED_WORDS = re.compile(r"[A-Za-z][A-Za-z '’\-]*")
 _PLACEHOLDER = re.compile(
     r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.I
 )
 _SECRET_TEMPLATE = re.compile(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
+
+
+def _open(gate: Gate, text: str, lower: str) -> bool:
+    """True when every group of the gate has a word in the text (capitalised words: exact case)."""
+    for group in gate:
+        for w in group:
+            if w in (lower if w == w.lower() else text):
+                break
+        else:
+            return False
+    return True
 
 
 def _has_letters_and_digits(value: str) -> bool:
@@ -103,8 +120,8 @@ def secret_spans(text: str) -> list[Span]:
     """
     lower = text.lower()
     spans: list[Span] = []
-    for kind, pattern, group, triggers in _SECRETS:
-        if not any(t in lower for t in triggers):
+    for kind, pattern, group, gate in _SECRETS:
+        if not _open(gate, text, lower):
             continue
         for m in pattern.finditer(text):
             value = m.group(group)
@@ -115,7 +132,7 @@ def secret_spans(text: str) -> list[Span]:
             if kind == "url-password" and _SECRET_TEMPLATE.match(value):
                 continue
             spans.append((m.start(group), m.end(group), kind))
-    if any(t in lower for t in _PROSE_TRIGGERS):
+    if _open(_PROSE_GATE, text, lower):
         for m in _PROSE_SECRET.finditer(text):
             group = next(g for g in ("q1", "q2", "q3", "u") if m.group(g) is not None)
             start, value = m.start(group), m.group(group)
@@ -160,8 +177,9 @@ _SENSITIVE_OBJECT = re.compile(
     re.I,
 )
 _AI = r"(?:AI|LLM|assistant|agent|model|language\s+model|Claude|ChatGPT|GPT(?:-?\d\w*)?|chatbot|bot|copilot)s?"
-# (kind, pattern, lower-case triggers); the whole match is the span unless a group `x` exists.
-_PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
+_VERBS = ("send", "mail", "forward", "post", "upload", "transmit", "leak", "exfiltrate", "share", "copy", "submit")
+# (kind, pattern, gate on the lower-cased text with single spaces); the span is the whole match.
+_PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     (
         "override",
         re.compile(
@@ -171,7 +189,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
             r"restrictions|programming)\b",
             _F,
         ),
-        ("ignore", "disregard", "forget", "override", "bypass"),
+        (("ignore", "disregard", "forget", "override", "bypass"),),
     ),
     (
         "override",
@@ -180,9 +198,13 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
             r"(?:above\b(?!\s+\d)|(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)\s+(?:been\s+)?(?:told|given|instructed))",
             _F,
         ),
-        ("ignore", "disregard", "forget"),
+        (("ignore", "disregard", "forget"),),
     ),
-    ("role", re.compile(r"\byou\s+(?:must|should|will|shall)\s+now\b", _F), ("now",)),
+    (
+        "role",
+        re.compile(r"\byou\s+(?:must|should|will|shall)\s+now\b", _F),
+        (("must now", "should now", "will now", "shall now"),),
+    ),
     (
         "role",
         re.compile(
@@ -190,24 +212,40 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
             r"(?:respond|reply|answer|act|pretend|ignore)\b|do\s+not\b|don'?t\b)",
             _F,
         ),
-        ("from now on",),
+        (("from now on",),),
     ),
     (
         "role",
-        re.compile(r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|in\s+|my\s+)?(?:\w+\s+){0,2}?(?:DAN|mode|unrestricted|jailbroken|uncensored|no\s+longer|free\s+of)\b", _F),
-        ("you are now",),
+        re.compile(
+            r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|in\s+|my\s+)?(?:\w+\s+){0,2}?"
+            r"(?:DAN|mode|unrestricted|jailbroken|uncensored|no\s+longer|free\s+of)\b",
+            _F,
+        ),
+        (("you are now",),),
     ),
-    ("role", re.compile(r"\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:", _F), ("instruction",)),
     (
         "role",
-        re.compile(r"\b(?:enable|enter|activate|switch\s+to|turn\s+on)\s+(?:developer|dev|god|admin|jailbreak|DAN|unrestricted|debug)\s+mode\b", _F),
-        ("mode",),
+        re.compile(r"\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:", _F),
+        (("instruction",),),
     ),
-    ("role", re.compile(r"\bdo\s+anything\s+now\b", _F), ("anything now",)),
     (
         "role",
-        re.compile(r"\b(?:pretend|act|behave)\s+(?:to\s+be\s+|as\s+(?:if\s+you\s+(?:are|were)\s+)?|you\s+are\s+)(?:an?\s+)?(?:unrestricted|unfiltered|jailbroken|uncensored|evil)\b", _F),
-        ("pretend", "act", "behave"),
+        re.compile(
+            r"\b(?:enable|enter|activate|switch\s+to|turn\s+on)\s+"
+            r"(?:developer|dev|god|admin|jailbreak|DAN|unrestricted|debug)\s+mode\b",
+            _F,
+        ),
+        (("mode",), ("enable", "enter", "activate", "switch to", "turn on")),
+    ),
+    ("role", re.compile(r"\bdo\s+anything\s+now\b", _F), (("do anything now",),)),
+    (
+        "role",
+        re.compile(
+            r"\b(?:pretend|act|behave)\s+(?:to\s+be\s+|as\s+(?:if\s+you\s+(?:are|were)\s+)?|you\s+are\s+)(?:an?\s+)?"
+            r"(?:unrestricted|unfiltered|jailbroken|uncensored|evil)\b",
+            _F,
+        ),
+        (("unrestricted", "unfiltered", "jailbroken", "uncensored", "evil"),),
     ),
     (
         "role",
@@ -217,7 +255,9 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
             rf"|\b{_AI}\s+(?:reading|processing|summari[sz]ing|parsing|ingesting)\s+this\b)",
             _F,
         ),
-        ("ai", "llm", "assistant", "agent", "model", "claude", "gpt", "bot", "copilot"),
+        (("note to", "note for", "message to", "message for", "instruction", "reminder to", "reminder for",
+          "if you are a", "reading this", "processing this", "summarising this", "summarizing this",
+          "parsing this", "ingesting this"),),
     ),
     (
         "system-prompt",
@@ -228,29 +268,42 @@ _PHRASES: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = [
             r"|system\s+prompt\s*:)",
             _F,
         ),
-        ("system prompt", "instructions"),
+        (("system prompt", "initial instructions", "hidden instructions", "original instructions"),),
     ),
     (
         "system-prompt",
         re.compile(r"<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?INST\]|<</?SYS>>|</?system>", re.I),
-        ("<|", "inst]", "<<sys>>", "<<sys", "sys>>", "system>"),
+        (("<|", "inst]", "<<sys", "sys>>", "system>"),),
     ),
     (
         "exfiltration",
+        # An imperative: the verb starts a line, a list item or a sentence, or follows "please",
+        # "then", … (checked by _imperative); "Nadia sends the report to x@y.z" is not one.
         re.compile(
-            r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now|and|then)[ \t]+)"
-            r"(?P<x>(?:send|e-?mail|forward|post|upload|transmit|leak|exfiltrate|share|copy|submit)\s+(?P<obj>[^\n]{0,100}?)\s+"
-            r"to\s+<?(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s)>\]]+))",
+            r"\b(?P<verb>send|e-?mail|forward|post|upload|transmit|leak|exfiltrate|share|copy|submit)\s+"
+            r"(?P<obj>[^\n]{0,100}?)\s+to\s+<?(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s)>\]]+)",
             _F,
         ),
-        ("@", "http"),
+        (_VERBS, ("@", "http")),
     ),
     (
         "exfiltration",
         re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*(?:\{|%7B|\$)[^)\s]*\)", re.I),
-        ("](",),
+        (("](",),),
     ),
 ]
+_IMPERATIVE_BEFORE = re.compile(
+    r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now|and|then)[ \t]+)\Z",
+    re.I,
+)
+
+
+def _imperative(text: str, start: int) -> bool:
+    """True when the verb at `start` opens a command (line, list item, sentence, "please …")."""
+    line_start = text.rfind("\n", 0, start) + 1
+    return bool(_IMPERATIVE_BEFORE.search(text[max(line_start, start - 60) : start]))
+
+
 _COMMENT = re.compile(r"<!--([\s\S]*?)(?:-->|\Z)")
 _DIRECTIVE_IN_COMMENT = re.compile(
     rf"^\s*(?:always|never|ignore|disregard|forget|you\s+(?:must|should|will|are))\b"
@@ -289,16 +342,15 @@ def _inside(pos: int, regions: list[tuple[int, int]]) -> bool:
 
 def phrase_spans(text: str) -> list[Span]:
     """Instruction-like phrases anywhere in `text` (no untrusted-callout exemption)."""
-    lower = text.lower()
+    lower = " ".join(text.lower().split())
     spans: list[Span] = []
-    for kind, pattern, triggers in _PHRASES:
-        if not any(t in lower for t in triggers):
+    for kind, pattern, gate in _PHRASES:
+        if not _open(gate, lower, lower):
             continue
         for m in pattern.finditer(text):
-            if kind == "exfiltration" and "obj" in pattern.groupindex and not _SENSITIVE_OBJECT.search(m.group("obj")):
+            if "obj" in pattern.groupindex and not (_SENSITIVE_OBJECT.search(m.group("obj")) and _imperative(text, m.start())):
                 continue
-            group = "x" if "x" in pattern.groupindex else 0
-            spans.append((m.start(group), m.end(group), kind))
+            spans.append((m.start(), m.end(), kind))
     return _disjoint(spans)
 
 
