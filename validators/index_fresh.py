@@ -19,7 +19,7 @@ from validators.documents import cached
 from validators.registry import check
 
 Item = tuple[str, int, str]
-_ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)")
+_ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)(?:[#|][^\]\n]*)?\]\]")
 _REGEN = "run `dream run` to regenerate the index"
 
 
