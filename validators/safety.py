@@ -2,8 +2,9 @@
 
 Scanned: every file under knowledge/ and notes/, session summaries, and the generated indexes
 (knowledge/index.md, knowledge/log.md, sessions/index.md); raw sessions are input and are not.
-Each file is read once per run. The text helpers live in validators.patterns and are
-re-exported here for the compiler: secret_spans, redact_secrets, injection_spans, strip_invisible.
+Each file is read once per run. The text helpers live in validators.secret_shapes and
+validators.injection and are re-exported here for the compiler: secret_spans, redact_secrets,
+injection_spans, strip_invisible (plus invisible_spans and untrusted_regions).
 """
 
 from __future__ import annotations
@@ -15,15 +16,9 @@ from dataclasses import dataclass
 from brain import layout
 from brain.view import BrainView
 from validators.documents import LineIndex, cached, doc_text
-from validators.patterns import (
-    Span,
-    injection_spans,
-    invisible_spans,
-    redact_secrets,
-    secret_spans,
-    strip_invisible,
-    untrusted_regions,
-)
+from validators.injection import injection_spans, invisible_spans, strip_invisible, untrusted_regions
+from validators.patterns import Span
+from validators.secret_shapes import redact_secrets, secret_spans
 from validators.registry import check
 
 __all__ = ["injection_spans", "invisible_spans", "redact_secrets", "secret_spans", "strip_invisible", "untrusted_regions"]

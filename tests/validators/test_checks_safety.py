@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 from validator_brain import NADIA, SESSION, brain_with
 
-from validators.patterns import untrusted_regions
-from validators.safety import injection_spans, redact_secrets, secret_spans, strip_invisible
+from validators.safety import injection_spans, redact_secrets, secret_spans, strip_invisible, untrusted_regions
 
 F = "FAKE"
 SECRETS = [

@@ -1,0 +1,134 @@
+"""Secret shapes: `secret_spans(text)` finds credentials, `redact_secrets(text)` masks them.
+
+Used by the X001 check and reusable by the compiler (e.g. to redact a transcript before a
+model sees it). Patterns favour precision: prose such as "the password policy" or "a token of
+thanks" must not match, and neither must code such as `token = next(tokens)`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from validators.patterns import Gate, Span, disjoint, gate_open
+
+# (kind, pattern, group whose span is the secret, gate: see validators.patterns.Gate)
+_SECRETS: list[tuple[str, re.Pattern[str], int, Gate]] = [
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n[A-Za-z0-9+/=]{16,}\r?)*)"
+        ),
+        0,
+        (("PRIVATE KEY",),),
+    ),
+    ("anthropic-api-key", re.compile(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, (("sk-ant-",),)),
+    ("openai-api-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, (("sk-",),)),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, (("xox",),)),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, (("hooks.slack.com",),)),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, (("_live_", "_test_"),)),
+    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, (("whsec_",),)),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, (("AIza",),)),
+    ("google-oauth-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, (("GOCSPX-",),)),
+    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, (("ya29.",),)),
+    (
+        "aws-access-key-id",
+        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+        0,
+        (("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),),
+    ),
+    (
+        "aws-secret-access-key",
+        re.compile(r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+        1,
+        (("aws_secret", "awssecret"),),
+    ),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, (("eyJ",),)),
+    ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, (("bearer",),)),
+    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, (("://",), ("@",))),
+]
+_LABELS = {
+    "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
+}
+_PROSE_SECRET = re.compile(
+    r"(?i)\b(?P<label>pass(?:word|wd|phrase|code)|pwd|(?:api|access|secret|private)[ _-]?key"
+    r"|(?:(?:auth|access|api|bearer|refresh|session)[ _-]?)?token|client[ _-]?secret|secret)\b"
+    r"(?:\s+(?:for|of|to|on)(?:\s+[\w.@'’-]+){1,3})?"
+    r"\s*(?:\bis\b|\bwas\b|:=|=|:)\s*"
+    r"(?:\"(?P<q1>[^\"\n]{4,200})\"|'(?P<q2>[^'\n]{4,200})'|`(?P<q3>[^`\n]{4,200})`|(?P<u>[^\s\"'`,;]{6,200}))"
+)
+_PROSE_GATE: Gate = (
+    ("pass", "pwd", "token", "secret", "api key", "api_key", "api-key", "apikey", "access key", "access_key",
+     "access-key", "accesskey", "private key", "private_key", "private-key", "privatekey"),
+)
+_WORDY = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
+_QUOTED_WORDS = re.compile(r"[A-Za-z][A-Za-z '’\-]*")
+_PLACEHOLDER = re.compile(
+    r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.I
+)
+_SECRET_TEMPLATE = re.compile(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
+
+
+def _has_letters_and_digits(value: str) -> bool:
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+_CODE_VALUE = re.compile(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*|#[0-9A-Fa-f]{3,8}")
+
+
+def _prose_value_is_secret(value: str, quoted: bool) -> bool:
+    """A stated value that looks like a credential: not a word, placeholder, path, date or code."""
+    if _PLACEHOLDER.search(value) or _CODE_VALUE.fullmatch(value):
+        return False  # `token = Name.Builtin`, `password = getpass(...)`, `passwd: ${PW}`
+    if quoted:
+        return not _QUOTED_WORDS.fullmatch(value)
+    return not _WORDY.fullmatch(value) and any(not c.isalpha() for c in value)
+
+
+def secret_spans(text: str) -> list[Span]:
+    """(start, end, kind) of each credential-shaped string, sorted and non-overlapping.
+
+    Kinds: private-key, anthropic-api-key, openai-api-key, github-token, slack-token,
+    slack-webhook, stripe-key, stripe-webhook-secret, google-api-key, google-oauth-secret,
+    google-oauth-token, aws-access-key-id, aws-secret-access-key, jwt, bearer-token,
+    url-password (the password of `scheme://user:pass@host`), and password / token / api-key /
+    secret for a value stated in prose ("the wifi password is hunter22", "token: ab12…").
+    """
+    lower = text.lower()
+    spans: list[Span] = []
+    for kind, pattern, group, gate in _SECRETS:
+        if not gate_open(gate, text, lower):
+            continue
+        for m in pattern.finditer(text):
+            value = m.group(group)
+            if kind == "openai-api-key" and not _has_letters_and_digits(value):
+                continue
+            if kind == "bearer-token" and not _has_letters_and_digits(value):
+                continue
+            if kind == "url-password" and _SECRET_TEMPLATE.match(value):
+                continue
+            spans.append((m.start(group), m.end(group), kind))
+    if gate_open(_PROSE_GATE, text, lower):
+        for m in _PROSE_SECRET.finditer(text):
+            group = next(g for g in ("q1", "q2", "q3", "u") if m.group(g) is not None)
+            start, value = m.start(group), m.group(group)
+            if group == "u":
+                value = value.rstrip(".,;:!?)]}>")
+            if not _prose_value_is_secret(value, quoted=group != "u"):
+                continue
+            label = m.group("label").lower()
+            kind = next(v for k, v in _LABELS.items() if k in label)
+            spans.append((start, start + len(value), kind))
+    return disjoint(spans)
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with every secret span replaced by `[REDACTED:<kind>]` (the rest unchanged)."""
+    parts: list[str] = []
+    at = 0
+    for start, end, kind in secret_spans(text):
+        parts += [text[at:start], f"[REDACTED:{kind}]"]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
