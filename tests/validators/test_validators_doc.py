@@ -18,3 +18,13 @@ def test_doc_lists_every_code_once():
 
 def test_check_mode_passes_on_the_committed_file(capsys):
     assert main(["--check"]) == 0
+
+
+def test_every_code_has_a_lint_line_test():
+    """Each registered code appears as `: CODE ` in an expected lint line of some test."""
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    text = "".join(p.read_text(encoding="utf-8") for p in here.glob("test_*.py"))
+    missing = [code for code in CHECKS if f": {code} " not in text]
+    assert missing == []
