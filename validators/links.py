@@ -29,6 +29,12 @@ def _broken_names(view: BrainView) -> dict[str, str]:
     return cached(view, "broken_names", lambda: {p.rsplit("/", 1)[1][:-3].casefold(): p for p in view.errors})
 
 
+def _guesses(target: str) -> list[str]:
+    """Names a mistyped target may have meant: without `.md` or a folder, or slugified."""
+    base = target.rsplit("/", 1)[-1].removesuffix(".md")
+    return [base, layout.slugify(base)]
+
+
 @check("L001", "error", "[[link]] that resolves to no page, alias, note or session summary")
 def unresolved_link(view: BrainView) -> Iterator[Item]:
     broken = _broken_names(view)
@@ -44,8 +50,8 @@ def unresolved_link(view: BrainView) -> Iterator[Item]:
             if name in broken:
                 yield path, link.line, f"{_show(link.target)} points at {broken[name]}, which cannot be read (see its F001)"
                 continue
-            guess = layout.slugify(link.target)
-            hint = f"; did you mean [[{guess}]]?" if guess != link.target and view.resolve(guess) else ""
+            guess = next((g for g in _guesses(link.target) if g != link.target and view.resolve(g)), None)
+            hint = f"; did you mean [[{guess}]]?" if guess else ""
             yield path, link.line, f"{_show(link.target)} does not resolve to a page, alias, note or session{hint}"
 
 

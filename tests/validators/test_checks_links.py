@@ -17,10 +17,11 @@ def _says(text: str) -> str:
 
 
 CASES = [
-    ("unresolved", {P: _says("with [[Japan Sprint]] and [[nowhere]] and [[]]")}, [
+    ("unresolved", {P: _says("with [[Japan Sprint]] and [[nowhere]] and [[]] and [[projects/japan-sprint.md]]")}, [
         f"{P}:13: L001 [[Japan Sprint]] does not resolve to a page, alias, note or session; did you mean [[japan-sprint]]?",
         f"{P}:13: L001 [[]] links nothing; write [[slug]] or remove it",
         f"{P}:13: L001 [[nowhere]] does not resolve to a page, alias, note or session",
+        f"{P}:13: L001 [[projects/japan-sprint.md]] does not resolve to a page, alias, note or session; did you mean [[japan-sprint]]?",
     ]),
     ("unreadable-target", {P: _says("see [[2026-05-04-other]]"), "sessions/summaries/2026-05-04-other.md": "no front matter\n"}, [
         f"{P}:13: L001 [[2026-05-04-other]] points at sessions/summaries/2026-05-04-other.md, which cannot be read (see its F001)",
