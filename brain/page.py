@@ -9,6 +9,7 @@ numbers, so it is not used); anchors/aliases are refused before loading (YAML bo
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 from typing import Any
@@ -232,6 +233,11 @@ def new_page(path: str, frontmatter: Frontmatter, body: str) -> Page:
     return Page(path=path, frontmatter=frontmatter, body=body, body_line=body_line, **_refs_fields(parse_body(body, body_line)))
 
 
+def render_new(frontmatter: Frontmatter, body: str) -> str:
+    """The text of a page built in code, without parsing its body (render_page(new_page(...)) in short)."""
+    return dump_frontmatter(frontmatter) + body
+
+
 def render_page(page: Page) -> str:
     """The page's text: its source bytes when unchanged, else canonical front matter + body."""
     if page.source_text is not None and page.frontmatter == page.source_frontmatter:
@@ -315,13 +321,18 @@ def _double_quoted(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+_NUMBERISH_RE = re.compile(r"^[\d.+-]|^(?:\.inf|\.nan)$", re.I)
+_FLOW_UNSAFE_RE = re.compile(r"[,\[\]{}?:#]")
+
+
+@functools.lru_cache(maxsize=65536)
 def _plain_ok(text: str, flow: bool) -> bool:
     """True when YAML reads `text` back as the same string without quotes (checked conservatively)."""
     if not text or text != text.strip() or text.lower() in _YAML_WORDS or not _PLAIN_RE.match(text):
         return False
-    if ": " in text or " #" in text or text.endswith(":") or (flow and any(c in text for c in ",[]{}?:#")):
+    if ": " in text or " #" in text or text.endswith(":") or (flow and _FLOW_UNSAFE_RE.search(text)):
         return False
-    return not re.match(r"^[\d.+-]|^(?:\.inf|\.nan)$", text, re.I)
+    return not _NUMBERISH_RE.match(text)
 
 
 def parse_target_or_none(fm: Frontmatter, n: int) -> CitationTarget | None:

@@ -101,6 +101,10 @@ class BrainView:
                 self._docs[rel] = parsed
         return {rel: self._docs[rel] for rel in paths if rel in self._docs}
 
+    def docs_under(self, prefix: str) -> dict[str, Page]:
+        """Parsed documents whose path starts with `prefix` (parses only those)."""
+        return self._load([p for p in self._doc_paths if p.startswith(prefix)])
+
     @cached_property
     def docs(self) -> dict[str, Page]:
         """Every parsed page, summary and note by path (sorted)."""

@@ -16,6 +16,7 @@ from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
 from dream.notes import Note, note_from_page
 from dream.offline.entities import Resolver
+from dream.offline.text import content_words
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import DreamState
@@ -25,6 +26,42 @@ from dream.state import DreamState
 class UnitFailure:
     unit: str  # session id or page path
     reason: str
+
+
+_KEYS: dict[str, str] = {}
+
+
+def statement_key(statement: str) -> str:
+    """Statements with the same content words say the same thing (cached: hot in attach)."""
+    key = _KEYS.get(statement)
+    if key is None:
+        if len(_KEYS) > 200_000:
+            _KEYS.clear()
+        key = _KEYS[statement] = " ".join(content_words(statement))
+    return key
+
+
+@dataclass
+class TopicNotes:
+    """A topic's notes with the indexes attach needs (equal statements, slots), kept in step."""
+
+    notes: dict[str, Note] = field(default_factory=dict)
+    by_key: dict[str, str] = field(default_factory=dict)  # statement key → path (current notes)
+    by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
+    stems: set[str] = field(default_factory=set)
+
+    def put(self, note: Note, key: str) -> None:
+        old = self.notes.get(note.path)
+        if old is not None and old.slot and note.path in self.by_slot.get(old.slot, set()):
+            self.by_slot[old.slot].discard(note.path)
+        if self.by_key.get(key) == note.path:
+            del self.by_key[key]
+        self.notes[note.path] = note
+        self.stems.add(note.path.rsplit("/", 1)[1][:-3])
+        if note.current:
+            self.by_key.setdefault(key, note.path)
+            if note.slot:
+                self.by_slot.setdefault(note.slot, set()).add(note.path)
 
 
 @dataclass
@@ -39,7 +76,7 @@ class Compilation:
     resolver: Resolver = field(default_factory=Resolver)
     touched: set[str] = field(default_factory=set)  # page slugs whose notes changed
     new_pages: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # slug → (title, type, aliases)
-    notes: dict[str, dict[str, Note]] = field(default_factory=dict)  # topic → path → note (loaded lazily)
+    topics: dict[str, TopicNotes] = field(default_factory=dict)  # topic → its notes (loaded lazily)
     failures: list[UnitFailure] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
@@ -48,6 +85,8 @@ class Compilation:
     processed: list[str] = field(default_factory=list)  # session ids summarised and attached
     read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
     created: list[str] = field(default_factory=list)
+    _refs: list[EntityRef] = field(default_factory=list)
+    _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
 
     def bump(self, key: str, n: int = 1) -> None:
@@ -61,10 +100,14 @@ class Compilation:
                 self.resolver.add(page.slug, page.frontmatter.title, loc[0], page.frontmatter.aliases)
 
     def known_refs(self) -> list[EntityRef]:
-        return [
-            EntityRef(slug=k.slug, title=k.title, type=k.type, aliases=sorted(k.names - {k.title}))
-            for k in sorted(self.resolver.by_slug.values(), key=lambda k: k.slug)
-        ]
+        """Known entities for the backend, rebuilt only when the resolver learned something."""
+        if self._refs_version != self.resolver.version:
+            self._refs = [
+                EntityRef(slug=k.slug, title=k.title, type=k.type, aliases=sorted(k.names - {k.title}))
+                for k in sorted(self.resolver.by_slug.values(), key=lambda k: k.slug)
+            ]
+            self._refs_version = self.resolver.version
+        return self._refs
 
     def page_path(self, slug: str) -> str | None:
         """Where the page with this slug lives (live or new in this run)."""
@@ -73,18 +116,19 @@ class Compilation:
             return None
         return layout.page_path(known.type, slug)
 
+    def topic(self, topic: str) -> TopicNotes:
+        """A topic's notes: the live ones (parsed once, only that folder) and those staged in this run."""
+        found = self.topics.get(topic)
+        if found is None:
+            found = self.topics[topic] = TopicNotes()
+            for page in self.view.docs_under(f"{layout.NOTES}/{topic}/").values():
+                note = note_from_page(page)
+                if note is not None:
+                    found.put(note, statement_key(note.statement))
+        return found
+
     def topic_notes(self, topic: str) -> dict[str, Note]:
-        """All notes of a topic: the live ones (parsed once) and those staged in this run."""
-        if topic not in self.notes:
-            loaded: dict[str, Note] = {}
-            prefix = f"{layout.NOTES}/{topic}/"
-            for path, page in self.view.notes.items():
-                if path.startswith(prefix):
-                    note = note_from_page(page)
-                    if note is not None:
-                        loaded[path] = note
-            self.notes[topic] = loaded
-        return self.notes[topic]
+        return self.topic(topic).notes
 
     def live_page(self, slug: str) -> Page | None:
         path = self.page_path(slug)

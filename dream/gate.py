@@ -71,7 +71,7 @@ def run_gate(staged, backend: ModelBackend, regenerate) -> GateResult:
             verified.pop(path, None)
             if layout.is_page_path(path) and not staged.base.exists(path):
                 slug = path.rsplit("/", 1)[1][:-3]
-                for note in [p for p in staged.written if p.startswith(f"{layout.NOTES}/{slug}/")]:
+                for note in [p for p in written if p.startswith(f"{layout.NOTES}/{slug}/")]:
                     result.rejected.setdefault(note, []).append(f"{note}: its page {path} was rejected")
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)

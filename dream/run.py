@@ -104,8 +104,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     report.rejected = gate.rejected
     report.verifier = dict(sorted(gate.verdict_counts().items()))
     report.findings = [f.lint_line() for f in gate.findings]
-    report.pages_created = sorted(p for p in comp.created if p in staged.written)
-    report.pages_updated = sorted(p for p in comp.updated if p in staged.written)
+    report.pages_created = sorted(p for p in comp.created if staged.has(p))
+    report.pages_updated = sorted(p for p in comp.updated if staged.has(p))
     report.notes_written = sum(1 for p in staged.written if layout.is_note_path(p))
     report.facts = comp.counts.get("facts", 0)
     report.facts_superseded = comp.counts.get("facts_superseded", 0)

@@ -62,7 +62,11 @@ class StagedTree:
 
     @property
     def written(self) -> dict[str, str]:
+        """Staged path → text, sorted by path (a fresh copy: callers may drop files while iterating)."""
         return dict(sorted(self._written.items()))
+
+    def has(self, rel: str) -> bool:
+        return rel in self._written
 
     def overlay(self) -> OverlayTree:
         return OverlayTree(self.base, DirTree(self.root))

@@ -6,6 +6,7 @@ the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import ClassVar
 
@@ -102,19 +103,25 @@ def page_summary(req: WritePageRequest) -> str:
 
 
 def link_names(statement: str, names: dict[str, str]) -> str:
-    """Turn the first mention of each known name into a wikilink (longest names first)."""
-    taken: list[tuple[int, int]] = []
-    out = statement
-    for name in sorted(names, key=lambda n: (-len(n), n)):
-        m = re.search(rf"(?<![\w\[|]){re.escape(name)}(?![\w\]])", out)
-        if not m or any(a < m.end() and m.start() < b for a, b in taken):
-            continue
-        link = f"[[{names[name]}|{name}]]"
-        out = out[: m.start()] + link + out[m.end() :]
-        shift = len(link) - (m.end() - m.start())
-        taken = [(a + shift if a >= m.end() else a, b + shift if b >= m.end() else b) for a, b in taken]
-        taken.append((m.start(), m.start() + len(link)))
-    return out
+    """Turn the first mention of each known name into a wikilink (longest names win)."""
+    if not names:
+        return statement
+    pattern = _names_pattern(tuple(sorted(names, key=lambda n: (-len(n), n))))
+    seen: set[str] = set()
+
+    def _link(m: re.Match) -> str:
+        name = m.group(0)
+        if name in seen:
+            return name
+        seen.add(name)
+        return f"[[{names[name]}|{name}]]"
+
+    return pattern.sub(_link, statement)
+
+
+@functools.lru_cache(maxsize=256)
+def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
+    return re.compile(r"(?<![\w\[|])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w\]])")
 
 
 def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:

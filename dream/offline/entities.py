@@ -8,6 +8,7 @@ aliases after folding case and common abbreviations ("Sora City Lab" = "Sora Cit
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -40,6 +41,7 @@ _NOT_NAMES = frozenset(
     am mr mrs ms dr prof""".split()
 ) | frozenset(MONTHS) | frozenset(WEEKDAYS)
 _CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
+_TYPE_WORDS = ORG_WORDS | PROJECT_WORDS
 _NOT_PLACE_RE = re.compile(r"^(?:[A-Z]{2,5}|\w+(?:ese|ish|ian))$")
 _ABBREV_FOLD = {"lab": "laboratory", "labs": "laboratory", "co-op": "coop", "cooperative": "coop", "univ": "university",
                 "dept": "department", "inst": "institute", "intl": "international", "&": "and"}
@@ -63,6 +65,7 @@ class Known:
     names: set[str] = field(default_factory=set)
 
 
+@functools.lru_cache(maxsize=131072)
 def fold_name(name: str) -> str:
     """Case-, punctuation- and abbreviation-folded key of a name ('Sora City Lab' → 'sora city laboratory')."""
     name = re.sub(r"^(?:the|a|an)\s+", "", name.strip(), flags=re.I)
@@ -125,6 +128,8 @@ class Resolver:
         self.by_key: dict[str, Known] = {}
         self.by_slug: dict[str, Known] = {}
         self._acronyms: dict[str, Known] = {}
+        self._stems: dict[str, Known] = {}  # "sapphir mobility" → the known "Sapphir Mobility Coop"
+        self.version = 0  # bumped on every change, so callers can cache derived lists
 
     def add(self, slug: str, title: str, type_: str, aliases: list[str] | tuple[str, ...] = ()) -> Known:
         known = self.by_slug.get(slug)
@@ -139,7 +144,12 @@ class Resolver:
         key = fold_name(name)
         if key and key not in self.by_key:
             self.by_key[key] = known
-        known.names.add(name)
+            head, _, last = key.rpartition(" ")
+            if len(head.split()) >= 2 and last in _TYPE_WORDS:
+                self._stems.setdefault(head, known)
+        if name not in known.names:
+            known.names.add(name)
+            self.version += 1
         acr = acronym(known.title)
         if len(acr) >= 3:
             self._acronyms.setdefault(acr, known)
@@ -153,10 +163,7 @@ class Resolver:
         if name.isupper() and name in self._acronyms:
             return self._acronyms[name]
         # "Sapphir Mobility" → "Sapphir Mobility Coop": a known name extending this one by a type word.
-        for other_key, known in self.by_key.items():
-            if other_key.startswith(key + " ") and other_key[len(key) + 1 :] in ORG_WORDS | PROJECT_WORDS and len(key.split()) >= 2:
-                return known
-        return None
+        return self._stems.get(key)
 
     def slug_for(self, name: str) -> str:
         """A fresh, unused slug for a new entity."""

@@ -67,6 +67,16 @@ def turn_date(turn: Turn, session: Session) -> dt.date:
     return when.date() if when else dt.date(1970, 1, 1)
 
 
+_KNOWN_CACHE: list = [None, None]
+
+
+def _known_types(known: list[EntityRef]) -> dict[str, str]:
+    """Folded name → type of the known entities; the list object is reused across sessions of a run."""
+    if _KNOWN_CACHE[0] is not known:
+        _KNOWN_CACHE[:] = [known, {fold_name(n): k.type for k in known for n in (k.title, *k.aliases)}]
+    return _KNOWN_CACHE[1]
+
+
 class _SessionScan:
     """Pass 1 over every turn: mention counts, types, aliases and defined concepts."""
 
@@ -75,7 +85,7 @@ class _SessionScan:
         self.counts: Counter = Counter()
         self.aliases: dict[str, set[str]] = {}
         self.concepts: set[str] = set()
-        self.known = {fold_name(n): k.type for k in known for n in (k.title, *k.aliases)}
+        self.known = _known_types(known)
         participants = [p for p in session.header.participants if p.lower() not in ("assistant", "user")]
         for p in participants:
             self.types.setdefault(p, Counter())["person"] += 3

@@ -11,11 +11,10 @@ from brain import layout
 from brain.citations import CitationTarget
 from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact
-from dream.compile import Compilation
+from dream.compile import Compilation, statement_key
 from dream.notes import Note, note_slug, render_note
 from dream.offline.entities import fold_name
 from dream.offline.facts import is_subject_slot
-from dream.offline.text import content_words
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
 
 #: Types that get a page as soon as they are named; others once people return to them.
@@ -97,36 +96,23 @@ def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: 
         comp.new_pages[slug] = (title, type_, aliases)
 
 
-_KEYS: dict[str, str] = {}
-
-
-def _key(statement: str) -> str:
-    """Statements with the same content words say the same thing (cached: called per note per fact)."""
-    key = _KEYS.get(statement)
-    if key is None:
-        if len(_KEYS) > 200_000:
-            _KEYS.clear()
-        key = _KEYS[statement] = " ".join(content_words(statement))
-    return key
-
-
 def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mentions: list[str]) -> None:
     """A new note, or one more source on an equal note; superseded notes get `until`."""
-    notes = comp.topic_notes(topic)
+    index = comp.topic(topic)
     target = str(CitationTarget.session(session_id, fact.first_turn, fact.last_turn))
-    key = _key(fact.statement)
-    for path, note in sorted(notes.items()):
-        same = _key(note.statement) == key or (fact.slot and note.slot == fact.slot and note.value == fact.value)
-        if note.current and same:
-            if target not in note.sources:
-                _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
-            return
+    same = index.by_key.get(statement_key(fact.statement))
+    if same is None and fact.slot:
+        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.notes[p].value == fact.value), None)
+    if same is not None:
+        note = index.notes[same]
+        if target not in note.sources:
+            _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
+        return
     for old in _superseded(comp, topic, fact):
         comp.bump("facts_superseded")
         until = fact.event_date if fact.event_date and fact.event_date <= fact.observed else fact.observed
         _write(comp, old.model_copy(update={"until": until, "superseded_by": target}))
-    taken = {p.rsplit("/", 1)[1][:-3] for p in notes}
-    path = layout.note_path(topic, note_slug(fact.statement, taken))
+    path = layout.note_path(topic, note_slug(fact.statement, index.stems))
     note = Note(
         path=path,
         statement=fact.statement,
@@ -159,7 +145,8 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
     if not fact.slot:
         return []
     if is_subject_slot(fact.slot):
-        candidates = list(comp.topic_notes(topic).values())
+        index = comp.topic(topic)
+        candidates = [index.notes[p] for p in sorted(index.by_slot.get(fact.slot, ()))]
     else:
         candidates = []
         for path in comp.state.slots.get(fact.slot, []):
@@ -172,5 +159,5 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
 
 def _write(comp: Compilation, note: Note) -> None:
     comp.staged.write(note.path, render_note(note))
-    comp.topic_notes(note.topic)[note.path] = note
+    comp.topic(note.topic).put(note, statement_key(note.statement))
     comp.touched.add(note.topic)

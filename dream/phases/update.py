@@ -148,7 +148,7 @@ def _append_to_hand_written(comp: Compilation, slug: str, path: str, live: Page 
     cited = set(live.frontmatter.sources.values())
     fresh = [
         n for n in sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
-        if n.path in comp.staged.written and n.current and not set(n.sources) & cited
+        if comp.staged.has(n.path) and n.current and not set(n.sources) & cited
     ]
     if not fresh:
         return None
