@@ -83,6 +83,10 @@ def run_command(brain, backend, dry_run, as_json, max_sessions, now, run_id, ver
         click.echo(report.model_dump_json(indent=2))
     elif verbose or dry_run or not report.ok or report.rejected or report.conflicts or report.session_failures:
         click.echo(report.text(verbose=verbose or dry_run))
+    elif report.problems:
+        # Quiet on success, but bad input is always said (cron mails stderr).
+        for problem in report.problems:
+            click.echo(f"dream: warning: {problem}", err=True)
     if not report.ok:
         raise _Failed(report.reason or "run failed")
 

@@ -14,6 +14,7 @@ from brain.page import Page
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
+from dream.merge import merge3
 from dream.notes import Note, note_from_page
 from dream.offline.entities import Resolver
 from dream.offline.text import content_words
@@ -85,6 +86,7 @@ class Compilation:
     processed: list[str] = field(default_factory=list)  # session ids summarised and attached
     read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
     created: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
     _refs: list[EntityRef] = field(default_factory=list)
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
@@ -129,6 +131,30 @@ class Compilation:
 
     def topic_notes(self, topic: str) -> dict[str, Note]:
         return self.topic(topic).notes
+
+    def stage(self, path: str, text: str) -> bool:
+        """Stage a file Dream owns, protecting the owner's text; True when something was staged.
+
+        A file Dream wrote before and the owner edited since is 3-way merged (base: Dream's last
+        write); on conflict the owner's text stays. A file Dream never wrote (hand-written) is kept.
+        """
+        tree = self.view.tree
+        live = tree.read_bytes(path).decode("utf-8", errors="replace") if tree.exists(path) else None
+        if live is not None and not self.staged.has(path):
+            blob = self.state.written.get(path)
+            if blob is None:
+                self.kept.append(path)
+                return False
+            base = self.read_blob(blob)
+            if base is not None and live != base:
+                text, clean = merge3(base, live, text)
+                if not clean:
+                    self.conflicts.append(f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept")
+                    return False
+        if text == live:
+            return False
+        self.staged.write(path, text)
+        return True
 
     def live_page(self, slug: str) -> Page | None:
         path = self.page_path(slug)

@@ -23,6 +23,7 @@ class RunReport(BaseModel):
     rejected: dict[str, list[str]] = Field(default_factory=dict)
     conflicts: list[str] = Field(default_factory=list)
     forgotten: list[str] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)  # hand-written files Dream did not rewrite
     problems: list[str] = Field(default_factory=list)
     findings: list[str] = Field(default_factory=list)  # warnings left on landed files
     verifier: dict[str, int] = Field(default_factory=dict)

@@ -61,13 +61,21 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         return report
 
     instructions = parse_instructions(_read(live, layout.INSTRUCTIONS) or "", _read(live, layout.FORGET) or "")
+    head = repo.head()
+    head_pages = set(repo.git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE).split()) if head else set()
+    # Pages the owner deleted (committed or not) are forgotten before anything can link to them.
+    deleted = sorted(p for p in head_pages | set(state.written) if layout.is_page_path(p) and not live.exists(p))
+    forgotten = [layout.page_location(p)[1] for p in deleted]
+    if forgotten:
+        instructions = instructions.model_copy(update={"forget": sorted(set(instructions.forget) | set(forgotten))})
+        for p in deleted:
+            state.written.pop(p, None)
     staged = StagedTree(root / layout.RUNS / run_id / "staged", live)
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
+    comp.forgotten = [s for s in forgotten if s not in _read_forget_slugs(live)]
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.seed_resolver()
-    if settings.owner and comp.resolver.lookup(settings.owner) is None:
-        first = settings.owner.split()[0]
-        comp.resolver.add(layout.slugify(settings.owner), settings.owner, "person", [first] if first != settings.owner else [])
+    _seed_owner(comp, settings.owner)
 
     sessions = {}
     for pending in plan.pending:
@@ -77,6 +85,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         if session is None:
             report.session_failures[pending.id] = "unreadable session (see problems)"
             continue
+        if session.header.id != pending.id:
+            # Citations name the file (sessions/raw/<id>.jsonl), whatever its header says.
+            report.problems.append(f"{rel}:1: header id {session.header.id!r} differs from the file name; cited as {pending.id!r}")
+            session = session.model_copy(update={"header": session.header.model_copy(update={"id": pending.id})})
         clean, counts = sanitize_session(session, instructions)
         for key, value in counts.model_dump().items():
             report.redactions[key] = report.redactions.get(key, 0) + value
@@ -88,9 +100,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
             continue
         sessions[pending.id] = (pending, clean, summary)
 
-    head = repo.head()
-    head_pages = set(repo.git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE).split()) if head else set()
-    update_pages(comp, head_pages)
+    if not sessions:
+        report.status, report.reason = "failed", "no pending session could be read (see problems)"
+        return _finish(root, run_id, report)
+    update_pages(comp)
     for sid, (pending, clean, summary) in sessions.items():
         write_summary(comp, clean, summary)
         state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
@@ -111,6 +124,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     report.facts_superseded = comp.counts.get("facts_superseded", 0)
     report.conflicts = comp.conflicts
     report.forgotten = comp.forgotten
+    report.kept = sorted(set(comp.kept))
     report.session_failures.update({f.unit: f.reason for f in comp.failures})
     usage = backend.usage()
     report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
@@ -118,7 +132,6 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
     regenerate()  # the log entry and state carry the final figures
 
-    run_dir = root / layout.RUNS / run_id
     if settings.dry_run:
         report.status = "dry-run"
         report.files = sorted(staged.written)
@@ -128,8 +141,30 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
         report.commit = apply_sync(root, sync, report.commit_message(), staged.root)
+    return _finish(root, run_id, report)
+
+
+def _finish(root: Path, run_id: str, report: RunReport) -> RunReport:
+    run_dir = root / layout.RUNS / run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "report.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return report
+
+
+def _seed_owner(comp: Compilation, owner: str | None) -> None:
+    """First-person facts go to the owner's page, found by full name or by the first name speakers use."""
+    if not owner:
+        return
+    first = owner.split()[0]
+    known = comp.resolver.lookup(owner)
+    if known is None:
+        comp.resolver.add(layout.slugify(owner), owner, "person", [first] if first != owner else [])
+    elif first != owner and comp.resolver.lookup(first) is None:
+        comp.resolver.alias(known, first)
+
+
+def _read_forget_slugs(tree: DirTree) -> set[str]:
+    return set(parse_instructions("", _read(tree, layout.FORGET) or "").forget)
 
 
 def _blob_text(repo: BrainRepo, blob: str) -> str | None:

@@ -40,6 +40,10 @@ _NOT_NAMES = frozenset(
     right true totally definitely really same make use keep send add write draft include remember mention give take
     am mr mrs ms dr prof""".split()
 ) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_NEVER_NAMES = frozenset(
+    """i i'm i've i'll i'd we you he she they it my our your his her their this that these those yes no thanks thank
+    hi hello hey ok okay sure dear mr mrs ms dr prof""".split()
+) | frozenset(MONTHS) | frozenset(WEEKDAYS)
 _CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
 _TYPE_WORDS = ORG_WORDS | PROJECT_WORDS
 _NOT_PLACE_RE = re.compile(r"^(?:[A-Z]{2,5}|\w+(?:ese|ish|ian))$")
@@ -98,8 +102,9 @@ def find_mentions(text: str) -> list[Mention]:
         raw = m.group(1).rstrip(".’'-")
         tokens = raw.split()
         start = m.start(1)
-        # Drop leading words that are capitalised only because they start a sentence.
-        while tokens and tokens[0].lower().strip("’'") in _NOT_NAMES:
+        # Drop leading words that are capitalised only because they start a sentence (or never name).
+        at_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\"'(—–-"
+        while tokens and (tokens[0].lower().strip("’'") in _NEVER_NAMES or (at_start and tokens[0].lower().strip("’'") in _NOT_NAMES)):
             start += len(tokens[0]) + 1
             tokens = tokens[1:]
         while tokens and tokens[-1].lower() in ("of", "de", "and", "for", "&", "la", "du", "von", "van"):

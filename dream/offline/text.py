@@ -73,8 +73,13 @@ _PAST_IRREGULAR = frozenset(
 )
 
 
+_CONTRACTIONS_3RD = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't", "am": "is", "'m": "is"}
+
+
 def _third_person_verb(verb: str) -> str:
-    low = verb.lower()
+    low = verb.lower().replace("’", "'")
+    if "'" in low:
+        return _CONTRACTIONS_3RD.get(low, verb)
     if low in _NO_AGREEMENT or low in _PAST_IRREGULAR or not low.isalpha():
         return verb
     if low.endswith("ed") and not low.endswith("eed"):
@@ -112,7 +117,7 @@ def third_person(sentence: str, subject: str, pronoun: str = "they") -> str:
         return f"{subject} {adverb}{_third_person_verb(m.group(2))}"
 
     adverbs = "|".join(sorted(_ADVERBS))
-    text = re.sub(rf"\bI ((?:{adverbs}) )?(\w+)", _i_verb, text)
+    text = re.sub(rf"\bI ((?:{adverbs}) )?(\w+(?:['’]t)?)", _i_verb, text)
     text = re.sub(r"\bI\b", subject, text)
     text = re.sub(r"\b[Mm]y\b", f"{subject}'s", text)
     text = re.sub(r"\b(me)\b", subject, text)

@@ -158,6 +158,6 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
 
 
 def _write(comp: Compilation, note: Note) -> None:
-    comp.staged.write(note.path, render_note(note))
+    comp.stage(note.path, render_note(note))
     comp.topic(note.topic).put(note, statement_key(note.statement))
     comp.touched.add(note.topic)

@@ -47,4 +47,4 @@ def write_summary(comp: Compilation, session: Session, summary: SessionSummary) 
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
-    comp.staged.write(layout.summary_path(session.id), render_new(fm, body))
+    comp.stage(layout.summary_path(session.id), render_new(fm, body))

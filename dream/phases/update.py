@@ -14,20 +14,16 @@ from brain.page import Frontmatter, Page, new_page, parse_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PageFact, WritePageRequest
 from dream.compile import Compilation
-from dream.merge import merge3
 from dream.notes import Note
 
 
-def update_pages(comp: Compilation, head_has: set[str]) -> None:
-    """Write every touched page into the staged tree; `head_has` lists page paths in HEAD."""
+def update_pages(comp: Compilation) -> None:
+    """Write every touched page into the staged tree (forgotten pages were excluded at orient)."""
     for slug in sorted(comp.touched | set(comp.new_pages)):
         if slug in comp.instructions.forget:
             continue
         path = comp.page_path(slug)
         if path is None:
-            continue
-        if path in head_has and not comp.view.tree.exists(path):
-            comp.forgotten.append(slug)  # deleted by hand: never bring it back
             continue
         try:
             _update_page(comp, slug, path)
@@ -116,28 +112,16 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
 
 def _update_page(comp: Compilation, slug: str, path: str) -> None:
     live = comp.view.docs.get(path)
-    live_text = comp.view.tree.read_bytes(path).decode("utf-8") if comp.view.tree.exists(path) else None
-    if live_text is not None and path not in comp.state.written:
+    exists = comp.view.tree.exists(path)
+    if exists and path not in comp.state.written:
+        live_text = comp.view.tree.read_bytes(path).decode("utf-8")
         text = _append_to_hand_written(comp, slug, path, live, live_text)
         if text is not None and text != live_text:
             comp.staged.write(path, text)
             comp.updated.append(path)
         return
-    text = render_page(compile_page(comp, slug, path))
-    if live_text is not None:
-        base = comp.read_blob(comp.state.written[path])
-        if base is not None and live_text != base:
-            merged, clean = merge3(base, live_text, text)
-            if not clean:
-                comp.conflicts.append(f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept")
-                return
-            text = merged
-        if text == live_text:
-            return
-        comp.updated.append(path)
-    else:
-        comp.created.append(path)
-    comp.staged.write(path, text)
+    if comp.stage(path, render_page(compile_page(comp, slug, path))):
+        (comp.updated if exists else comp.created).append(path)
 
 
 def _append_to_hand_written(comp: Compilation, slug: str, path: str, live: Page | None, live_text: str) -> str | None:

@@ -99,15 +99,8 @@ def test_a_malformed_line_is_reported_with_file_and_line_and_the_rest_compiles(c
     assert_sound(root)
 
 
-QUIET_PROBLEMS_BUG = (
-    "dream/cli.py run_command prints the report only when -v, --dry-run, a failure, a rejected file, a "
-    "conflict or a failed session asks for it; report.problems (a malformed session line, an unsafe "
-    "session file name, an unreadable state.json) are not among them, so a plain `dream run` (cron) "
-    "exits 0 in silence and the message invariant 6 promises is only in .dream/runs/<id>/report.json"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=QUIET_PROBLEMS_BUG)
 def test_dream_run_tells_about_a_malformed_line_without_verbose(compiled_copy: Path, dream_cli) -> None:
     root = compiled_copy
     sid = pending_session(root)
@@ -137,15 +130,8 @@ def test_unsafe_names_and_binary_sessions_are_reported_and_the_rest_compiles(com
     assert f"sessions/summaries/{good}.md" in commit_files(root) and report.rejected == {}
 
 
-NOISE_COMMIT_BUG = (
-    "An unreadable session stays pending, and every later `dream run` with nothing else to do commits "
-    "'Compiled 0 session(s)' (a new knowledge/log.md entry and .dream/state.json): dream/run.py "
-    "_run_locked only turns 'pending but nothing compiled' into a failure when `sessions` is non-empty "
-    "(`if sessions and not any(...)`), so a run whose every pending session failed still regenerates and syncs"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=NOISE_COMMIT_BUG)
 def test_a_session_that_cannot_be_read_does_not_make_a_commit_every_night(compiled_copy: Path) -> None:
     root = compiled_copy
     (root / RAW / "2026-07-20-binary.jsonl").write_bytes(b"\x00\xff\xfe not a session\n")
@@ -158,16 +144,8 @@ def test_a_session_that_cannot_be_read_does_not_make_a_commit_every_night(compil
         assert report.commit is None and head(root) == before
 
 
-HEADER_ID_BUG = (
-    "A raw session whose header id differs from its file name is cited by the header id: dream/run.py "
-    "passes the parsed Session (header id) to summarize_session/attach_session and write_summary, which "
-    "build `session:<header id>#tN` targets and sessions/summaries/<header id>.md, though the session is "
-    "known by its file name (validators/structure.py S009: 'citations use the file name'); every file "
-    "made from it fails C004 and is rejected, yet the session is recorded as processed in state.json"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=HEADER_ID_BUG)
 def test_a_session_whose_header_id_differs_from_its_file_name_is_cited_by_its_file_name(compiled_copy: Path) -> None:
     root = compiled_copy
     sid = "2026-07-20-renamed"

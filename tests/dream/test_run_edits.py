@@ -126,19 +126,6 @@ def test_a_conflicting_owner_rewrite_is_kept_and_reported(compiled_copy: Path) -
     assert git(root, "status", "--porcelain") == ""
 
 
-COMMITTED_DELETION_BUG = (
-    "A page deleted by hand and committed is re-created: dream/phases/update.py update_pages() only "
-    "treats a page as deleted when it is in HEAD but missing from the working tree (`path in head_has and "
-    "not exists`), so after `git rm` + commit the resolver (dream/phases/attach.py resolve) makes it a new "
-    "page again instead of recording it in .dream/forget.md; comp.state.written (pages Dream wrote) is the "
-    "record to check against"
-)
-DANGLING_LINKS_BUG = (
-    "Once a deleted page is recognised (dream/phases/update.py update_pages appends it to comp.forgotten), "
-    "the summary and the other pages compiled in the same run still link [[kenji-mori]] (the slug stays "
-    "in the Resolver from dream/phases/attach.py resolve and in compile_page's `linked`), so the gate "
-    "rejects them with L001; the run fails ('nothing passed the gate') and forget.md is never written"
-)
 
 
 def kenji_and_nadia_session(root: Path) -> str:
@@ -163,7 +150,6 @@ def _assert_forgotten(root: Path, report, slug: str, rel: str) -> None:
     assert report.rejected == {}
 
 
-@pytest.mark.xfail(strict=True, reason=COMMITTED_DELETION_BUG + "; then: " + DANGLING_LINKS_BUG)
 def test_a_page_deleted_and_committed_by_the_owner_is_recorded_and_never_recreated(compiled_copy: Path) -> None:
     root = compiled_copy
     git(root, "rm", "-q", KENJI)
@@ -181,7 +167,6 @@ def test_a_page_deleted_and_committed_by_the_owner_is_recorded_and_never_recreat
     assert again.rejected == {} and KENJI not in again.pages_created
 
 
-@pytest.mark.xfail(strict=True, reason=DANGLING_LINKS_BUG)
 def test_a_page_deleted_but_not_yet_committed_is_recorded_and_not_recreated(compiled_copy: Path) -> None:
     root = compiled_copy
     (root / KENJI).unlink()
@@ -197,21 +182,8 @@ def test_a_page_deleted_but_not_yet_committed_is_recorded_and_not_recreated(comp
 
 # --- owner edits to the other files Dream writes: summaries and notes ---------------------------
 
-SUMMARY_BUG = (
-    "Owner edits to a Dream-written session summary are overwritten: dream/phases/summarize.py "
-    "write_summary stages the regenerated summary as is, with none of the 3-way merge against the "
-    "base in state.written that dream/phases/update.py _update_page does for pages; dream/sync.py "
-    "plan_sync only merges edits made during the run, so a committed edit is lost and no conflict is reported"
-)
-NOTE_BUG = (
-    "Owner edits to a Dream-written note are overwritten when Dream updates the note (supersedes it or "
-    "adds a source): dream/phases/attach.py _write re-renders the note from the Note model "
-    "(dream/notes.py render_note), which keeps only the statement, so body lines the owner added are "
-    "dropped; there is no 3-way merge against state.written and no conflict is reported"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=SUMMARY_BUG)
 def test_an_owner_edit_to_a_summary_survives_when_its_session_grows(compiled_copy: Path) -> None:
     root = compiled_copy
     summary = root / f"sessions/summaries/{LAST_SESSION}.md"
@@ -229,7 +201,6 @@ def test_an_owner_edit_to_a_summary_survives_when_its_session_grows(compiled_cop
     assert mine in text or [c for c in report.conflicts if c.startswith(f"sessions/summaries/{LAST_SESSION}.md")]
 
 
-@pytest.mark.xfail(strict=True, reason=NOTE_BUG)
 def test_an_owner_edit_to_a_note_survives_when_dream_supersedes_it(compiled_copy: Path) -> None:
     root = compiled_copy
     notes = sorted((root / "notes/nadia-rahman").glob("*works-at-the-open-access-institute*.md"))
@@ -290,16 +261,8 @@ def test_hand_written_pages_keep_their_bytes_and_get_new_facts_appended(hand_bra
         assert {n: t for n, t in new.frontmatter.sources.items() if n in old.frontmatter.sources} == old.frontmatter.sources
 
 
-OWNER_PAGE_BUG = (
-    "On a Brain whose owner already has a page (knowledge/people/nadia-rahman.md, title 'Nadia Rahman', "
-    "no aliases) Dream creates a second page knowledge/people/nadia.md for the owner: dream/run.py "
-    "_run_locked adds the owner's first name ('Nadia', the speaker name in the transcripts) as a name only "
-    "when `comp.resolver.lookup(settings.owner) is None`, i.e. only when the owner has no page yet, so "
-    "first-person facts of speaker 'Nadia' resolve to nothing and get a new page"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=OWNER_PAGE_BUG)
 def test_first_person_facts_go_to_the_owners_existing_page(hand_brain) -> None:
     root, _ = hand_brain
     assert not (root / "knowledge/people/nadia.md").exists()
@@ -307,14 +270,8 @@ def test_first_person_facts_go_to_the_owners_existing_page(hand_brain) -> None:
     assert [p for p in (root / "notes/nadia-rahman").glob("*.md") if "prefers PDF figures over PNG" in p.read_text(encoding="utf-8")]
 
 
-HAND_SUMMARY_BUG = (
-    "Hand-written session summaries are replaced wholesale on the first run: dream/phases/summarize.py "
-    "write_summary does not check whether Dream wrote the summary before (state.written), unlike "
-    "dream/phases/update.py _update_page, which only appends to pages Dream never wrote"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=HAND_SUMMARY_BUG)
 def test_hand_written_summaries_keep_the_owners_text(hand_brain) -> None:
     root, _ = hand_brain
     lost = []
