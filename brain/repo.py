@@ -131,14 +131,29 @@ class BrainRepo:
         return entries
 
 
+_CONFIGURED: dict[str, bool] = {}
+
+
+def _has_git_identity() -> bool:
+    """True when git has a user.name of its own (the person's config): then we never override it."""
+    import subprocess  # noqa: PLC0415
+
+    if "name" not in _CONFIGURED:
+        out = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
+        _CONFIGURED["name"] = bool(out.stdout.strip())
+    return _CONFIGURED["name"]
+
+
 def _identity(env: dict[str, str] | None) -> dict[str, str]:
-    """A committer identity even on machines with no git config (cron, CI)."""
+    """The caller's environment, plus a fallback identity only where git has none (cron, CI)."""
     import os  # noqa: PLC0415
 
-    base = {
-        "GIT_AUTHOR_NAME": os.environ.get("GIT_AUTHOR_NAME", "Brain"),
-        "GIT_AUTHOR_EMAIL": os.environ.get("GIT_AUTHOR_EMAIL", "brain@localhost"),
-        "GIT_COMMITTER_NAME": os.environ.get("GIT_COMMITTER_NAME", "Brain"),
-        "GIT_COMMITTER_EMAIL": os.environ.get("GIT_COMMITTER_EMAIL", "brain@localhost"),
-    }
-    return {**os.environ, **base, **(env or {})}
+    fallback = {}
+    if not _has_git_identity():
+        fallback = {
+            "GIT_AUTHOR_NAME": "Brain",
+            "GIT_AUTHOR_EMAIL": "brain@localhost",
+            "GIT_COMMITTER_NAME": "Brain",
+            "GIT_COMMITTER_EMAIL": "brain@localhost",
+        }
+    return {**fallback, **os.environ, **(env or {})}
