@@ -12,7 +12,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.layout import slugify
-from dream.offline.text import stem
+from dream.offline.text import STOPWORDS, stem
 
 #: A never-record topic word brings its everyday vocabulary along.
 TOPIC_WORDS: dict[str, tuple[str, ...]] = {
@@ -29,7 +29,7 @@ TOPIC_WORDS: dict[str, tuple[str, ...]] = {
 _HANDLED_ELSEWHERE = re.compile(r"\b(instruction|secret|password|api key|token|credential)", re.I)
 _GENERIC = frozenset(
     "detail details private matter matters anyone anything else information info thing things stuff record personal "
-    "topic topics about her his their nadia own such even when pasted session sessions".split()
+    "topic topics about her his their own such even when pasted session sessions owner owners user people".split()
 )
 _FORGET_LINE_RE = re.compile(r"^\s*[-*]\s+(?:\d{4}-\d{2}-\d{2}:?\s+)?(?:\[\[)?([^\]|#\n]+?)(?:\|[^\]]*)?(?:\]\])?(?:\s+[—–(:-].*)?\s*$")
 
@@ -68,7 +68,7 @@ def parse_instructions(text: str, forget_text: str = "") -> Instructions:
             if word[0].isupper() and word.lower() not in TOPIC_WORDS and not word.isupper() and bullet.index(word) > 0:
                 continue  # names inside a bullet ("Nadia's") are not topics
             low = word.lower()
-            if low in _GENERIC or len(low) < 3:
+            if low in _GENERIC or low in STOPWORDS or len(low) < 3:
                 continue
             triggers.add(stem(low))
             triggers.update(stem(w) for w in TOPIC_WORDS.get(low, ()))

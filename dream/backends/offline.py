@@ -61,8 +61,8 @@ class OfflineBackend(ModelBackend):
                 continue
             lines += [f"## {heading}"]
             for f in facts:
-                when = f"{(f.event_date or f.observed).isoformat()}: " if heading == "Timeline" else ""
-                lines.append(f"- {when}{link_names(f.statement, names)} {_cites(f)}")
+                when = (f.event_date or f.observed) if heading == "Timeline" else f.observed
+                lines.append(f"- {when.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
             lines.append("")
         if req.history:
             lines.append("## History")

@@ -42,7 +42,8 @@ _NOT_NAMES = frozenset(
 ) | frozenset(MONTHS) | frozenset(WEEKDAYS)
 _NEVER_NAMES = frozenset(
     """i i'm i've i'll i'd we you he she they it my our your his her their this that these those yes no thanks thank
-    hi hello hey ok okay sure dear mr mrs ms dr prof""".split()
+    hi hello hey ok okay sure dear mr mrs ms dr prof yeah yep yup nope wow oh omg lol haha aww awesome cool congrats
+    gosh whoa ooh hmm ah ugh yay yesterday today tomorrow tonight""".split()
 ) | frozenset(MONTHS) | frozenset(WEEKDAYS)
 _CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
 _TYPE_WORDS = ORG_WORDS | PROJECT_WORDS
@@ -107,6 +108,9 @@ def find_mentions(text: str) -> list[Mention]:
         while tokens and (tokens[0].lower().strip("’'") in _NEVER_NAMES or (at_start and tokens[0].lower().strip("’'") in _NOT_NAMES)):
             start += len(tokens[0]) + 1
             tokens = tokens[1:]
+        # A word that never names ("I'm", "Yeah") ends the name where it stands.
+        cut = next((i for i, t in enumerate(tokens) if i and t.lower().strip("’'") in _NEVER_NAMES), len(tokens))
+        tokens = tokens[:cut]
         while tokens and tokens[-1].lower() in ("of", "de", "and", "for", "&", "la", "du", "von", "van"):
             tokens = tokens[:-1]
         if not tokens:

@@ -40,7 +40,21 @@ _DECISION_RE = re.compile(r"\b(decided|decide|agreed|we will|we'll|plan to|plann
 _LEARNING_RE = re.compile(r"\b(learned|learnt|realized|realised|turns out|lesson|insight|found that|noticed that|discovered)\b", re.I)
 _IDENTITY_RE = re.compile(r"\b(I am an?|I'm an?|I’m an?|as (?:a|an|the|head|senior|lead|director)|my (?:job|role|career|title)|I work|I live|I'm from|I am from|my name)\b", re.I)
 _PAST_RE = re.compile(r"\b(went|was|were|had|did|got|made|took|saw|came|met|visited|started|finished|joined|left|moved|bought|ran|won|attended|\w+ed)\b", re.I)
-_DEFINITION_RE = re.compile(r"^([A-Z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s+(?:is an?|is the|are|means|refers to)\s+(?!\d)", re.M)
+_DEFINITION_RE = re.compile(r"^([A-Z][\w-]*(?:\s+[a-z][\w-]*){0,2})\s+(?:is an?|is the|means|refers to|is short for)\s+(?!\d)", re.M)
+_SECOND_PERSON_RE = re.compile(r"\b(?:you|your|yours|you're|you’re|you've|you’ve|you'll|ya|y'all|yourself)\b", re.I)
+_IMAGE_RE = re.compile(r"\s*\[image: ([^\]]+)\]")
+_ACTIVITY_RE = re.compile(
+    r"\b(?:love|loves|loved|enjoy|enjoys|enjoyed|like|likes|liked|started|took up|into|doing|did|go|goes|went|tried|"
+    r"signed up for|practice|practicing|practise|took)\s+(?:a\s+|some\s+|the\s+|my\s+|to\s+)?"
+    r"([a-z]+ing|pottery|yoga|art|music|photography|karate|ballet|chess|guitar|piano|violin|tennis|soccer|"
+    r"football|basketball|volleyball|golf|poetry|meditation|gardening)\b"
+)
+_NOT_ACTIVITIES = frozenset(
+    """going doing being having thinking getting making looking feeling trying saying working living taking seeing
+    coming talking spending giving putting keeping telling meeting learning starting helping using finding planning
+    sharing checking waiting watching something anything nothing everything thing morning evening during bring
+    wedding building ceiling sibling string spring king ring""".split()
+)
 _ALIAS_RE = re.compile(rf"\b([A-Z]{{2,8}})\s+(?:is\s+)?(?:short\s+for|stands\s+for)\s+(?:the\s+)?({_NAME})|\b({_NAME})\s+\(([A-Z]{{2,8}})\)")
 _LEAD_ADVERB_RE = re.compile(r"^(?:also|and|so|but|then|now|oh|well|anyway|just),?\s+", re.I)
 _ORPHAN_PRONOUN_RE = re.compile(r"^(?:he|she|they|it|this|that|these|those|there|here)\b", re.I)
@@ -85,13 +99,14 @@ class _SessionScan:
         self.counts: Counter = Counter()
         self.aliases: dict[str, set[str]] = {}
         self.concepts: set[str] = set()
+        self.activities: set[str] = set()
         self.known = _known_types(known)
         participants = [p for p in session.header.participants if p.lower() not in ("assistant", "user")]
         for p in participants:
             self.types.setdefault(p, Counter())["person"] += 3
         self.mentions: dict[tuple[int, int], list[Mention]] = {}
         for turn in session.turns:
-            for i, sentence in enumerate(sentences(turn.text)):
+            for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
                 found = find_mentions(sentence)
                 self.mentions[(turn.n, i)] = found
                 for m in found:
@@ -101,6 +116,9 @@ class _SessionScan:
                 for a in _ALIAS_RE.finditer(sentence):
                     short, full = (a.group(1), a.group(2)) if a.group(1) else (a.group(4), a.group(3))
                     self.aliases.setdefault(full, set()).add(short)
+                for act in _ACTIVITY_RE.finditer(sentence):
+                    if act.group(1) not in _NOT_ACTIVITIES:
+                        self.activities.add(act.group(1))
                 d = _DEFINITION_RE.match(sentence)
                 if d and d.group(1).split()[0].lower() not in _QUANTIFIERS and not _FIRST_PERSON_RE.search(d.group(1)):
                     name = d.group(1)
@@ -210,9 +228,14 @@ def extract(
         if turn.n < first_turn or who is None:
             continue
         observed = turn_date(turn, session)
-        for i, sentence in enumerate(sentences(turn.text)):
+        for image in _IMAGE_RE.finditer(turn.text):
+            caption = clean_statement(image.group(1).strip().removeprefix("a photo of ").removeprefix("a photography of "))
+            facts.append(Fact(kind="event", subject=who, statement=f"{who} shared a photo of {caption[0].lower()}{caption[1:]}",
+                              first_turn=turn.n, last_turn=turn.n, observed=observed, confidence=0.6))
+            used.add(who)
+        for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
             mentions = scan.mentions[(turn.n, i)]
-            if sentence.endswith("?") or len(sentence.split()) < MIN_WORDS or len(content_words(sentence)) < 3:
+            if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
                 continue
             if skippable(sentence) or (skip is not None and skip(sentence)):
                 continue
@@ -220,7 +243,7 @@ def extract(
             dated = resolve_date(sentence, observed)
             located = bool(_LOCATION_RE.search(sentence))
             kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
-            if kind is None:
+            if kind is None or len(content_words(sentence)) < (2 if kind == "preference" else 3):
                 continue
             slot, value, replaces = _slot(sentence, kind, mentions)
             lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)
@@ -231,8 +254,10 @@ def extract(
                 subject, statement = lead, sentence
             elif defined and defined.group(1) in scan.concepts:
                 subject, statement = defined.group(1), sentence
-            else:
+            elif located or dated or any(scan.type_of(m.name) for m in mentions):
                 subject, statement = (topic or who), sentence
+            else:
+                continue  # no named subject, nothing dated or placed: small talk, not a fact
             used.add(subject)
             used.update(m.name for m in mentions if scan.type_of(m.name))
             facts.append(
@@ -248,7 +273,8 @@ def extract(
                     slot=slot,
                     value=value,
                     replaces=replaces,
-                    mentions=sorted({m.name for m in mentions if m.name != subject and scan.type_of(m.name)}),
+                    mentions=sorted({m.name for m in mentions if m.name != subject and scan.type_of(m.name)}
+                                    | {a.capitalize() for a in scan.activities if re.search(rf"\b{a}\b", sentence)}),
                 )
             )
     entities = [
@@ -256,4 +282,5 @@ def extract(
         for name in sorted(used)
         if scan.type_of(name)
     ]
+    entities += [Entity(name=a.capitalize(), type="concept", description="activity") for a in sorted(scan.activities)]
     return facts, entities

@@ -63,8 +63,10 @@ def content_words(text: str) -> list[str]:
 _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
 _NO_AGREEMENT = frozenset("was were will would can could should might must may shall did had".split())
 _ADVERBS = frozenset(
-    "just also still really never always recently finally already often usually sometimes actually only even now".split()
+    """just also still really never always recently finally already often usually sometimes actually only even now
+    totally definitely truly honestly absolutely kinda sorta probably seriously literally currently mostly""".split()
 )
+_SLANG_3RD = {"wanna": "wants to", "gotta": "has to", "gonna": "is going to"}
 _PAST_IRREGULAR = frozenset(
     """went was were had did got made took saw came felt thought said told found gave left met began bought brought
     ran wrote read kept knew heard lost sold sent spent built won taught caught fell led paid put set sat stood
@@ -78,6 +80,8 @@ _CONTRACTIONS_3RD = {"don't": "doesn't", "haven't": "hasn't", "aren't": "isn't",
 
 def _third_person_verb(verb: str) -> str:
     low = verb.lower().replace("’", "'")
+    if low in _SLANG_3RD:
+        return _SLANG_3RD[low]
     if "'" in low:
         return _CONTRACTIONS_3RD.get(low, verb)
     if low in _NO_AGREEMENT or low in _PAST_IRREGULAR or not low.isalpha():

@@ -79,7 +79,8 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
         return None
     seen = comp.state.entities.get(fold_name(name))
     returned = seen is not None and len(seen.sessions) >= 2
-    if not (as_subject or entity.type in STRONG_TYPES or returned):
+    strong = entity.type in STRONG_TYPES and entity.description != "activity"
+    if not (as_subject or strong or returned):
         return None
     slug = comp.resolver.slug_for(name)
     if slug in comp.instructions.forget:
