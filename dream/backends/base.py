@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +25,13 @@ class _Model(BaseModel):
 
 
 class BackendError(Exception):
-    """A model call failed; the unit (session or page) fails, the run goes on."""
+    """A model call failed; the unit (session or page) fails, the run goes on.
+
+    `fatal` errors (no key, a key the server refuses) would fail every unit alike, so the run stops.
+    """
 
     hint: str | None = None
+    fatal: bool = False
 
 
 class EntityRef(_Model):
@@ -128,6 +133,7 @@ class PageDraft(_Model):
 class VerifyRequest(_Model):
     claim: str
     evidence: list[str]
+    context: str = ""  # the page the claim lands on (contradictions); offline ignores it
 
 
 class Verdict(_Model):
@@ -137,14 +143,31 @@ class Verdict(_Model):
 
 
 class Usage(_Model):
-    input_tokens: int = 0
+    input_tokens: int = 0  # all input, cache reads and writes included
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = 0.0  # None: the model has no known price
+    calls: int = 0
+
+
+class RunContext(_Model):
+    """What a backend learns when a run starts (dream.run): where to log, and the stable prompt prefix."""
+
+    run_dir: Path
+    index: str = ""  # knowledge/index.md at the start of the run
+    instructions: str = ""  # .dream/instructions.md
+    record: bool = False  # keep every model exchange for `dream replay`
 
 
 class ModelBackend(ABC):
     """Answers Dream's four questions; phases never know which backend runs."""
 
     name: ClassVar[str]
+    model: str | None = None
+
+    def open_run(self, ctx: RunContext) -> None:
+        """Called once per run, before the first call, when the run id is known (offline: nothing)."""
 
     @abstractmethod
     def summarize(self, req: SummarizeRequest) -> SessionSummary: ...
@@ -157,6 +180,10 @@ class ModelBackend(ABC):
 
     @abstractmethod
     def verify(self, req: VerifyRequest) -> Verdict: ...
+
+    def verify_claims(self, reqs: list[VerifyRequest]) -> list[Verdict]:
+        """Several claims of one page at once (model backends answer them in one call)."""
+        return [self.verify(r) for r in reqs]
 
     def usage(self) -> Usage:
         """Tokens spent so far in this run (offline: none)."""
