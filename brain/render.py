@@ -39,11 +39,21 @@ def index_line(page: Page) -> str:
 
 def render_knowledge_index(pages: dict[str, Page]) -> str:
     """knowledge/index.md for the given pages (path → page), grouped by type in layout order."""
-    groups = []
-    for page_type in layout.PAGE_TYPES:
-        members = sorted((p for path, p in pages.items() if layout.page_location(path) and layout.page_location(path)[0] == page_type), key=lambda p: p.slug)
-        if members:
-            groups.append({"heading": TYPE_HEADINGS[page_type], "lines": [index_line(p) for p in members]})
+    return render_knowledge_index_lines({path: index_line(p) for path, p in pages.items()})
+
+
+def render_knowledge_index_lines(lines: dict[str, str]) -> str:
+    """knowledge/index.md from each page's index line (page path → line), for callers that cache lines."""
+    by_type: dict[str, list[tuple[str, str]]] = {}
+    for path, line in lines.items():
+        loc = layout.page_location(path)
+        if loc:
+            by_type.setdefault(loc[0], []).append((loc[1], line))
+    groups = [
+        {"heading": TYPE_HEADINGS[t], "lines": [line for _, line in sorted(by_type[t])]}
+        for t in layout.PAGE_TYPES
+        if t in by_type
+    ]
     return _env().get_template("knowledge_index.md.j2").render(groups=groups)
 
 
@@ -59,5 +69,12 @@ def session_index_line(summary: Page) -> str:
 
 def render_sessions_index(summaries: dict[str, Page]) -> str:
     """sessions/index.md: one line per summarised session, newest first (by started, then id)."""
-    ordered = sorted(summaries.values(), key=lambda s: (str(s.frontmatter.extras().get("started") or ""), s.slug), reverse=True)
-    return _env().get_template("sessions_index.md.j2").render(lines=[session_index_line(s) for s in ordered])
+    return render_sessions_index_lines(
+        {s.slug: (str(s.frontmatter.extras().get("started") or ""), session_index_line(s)) for s in summaries.values()}
+    )
+
+
+def render_sessions_index_lines(entries: dict[str, tuple[str, str]]) -> str:
+    """sessions/index.md from session id → (started, line), for callers that cache lines."""
+    ordered = sorted(entries.items(), key=lambda kv: (kv[1][0], kv[0]), reverse=True)
+    return _env().get_template("sessions_index.md.j2").render(lines=[line for _, (_, line) in ordered])

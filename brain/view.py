@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from functools import cached_property
+from typing import Iterable
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
@@ -45,8 +46,11 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
-    def __init__(self, tree: Tree) -> None:
+    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None) -> None:
+        """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (dream's gate
+        checks only what a run staged); names and resolution still see the whole tree."""
         self.tree = tree
+        self.focus = frozenset(focus) if focus is not None else None
         self._sessions: dict[str, Session | None] = {}
         self.session_problems: dict[str, list[SessionProblem]] = {}
 
@@ -80,19 +84,44 @@ class BrainView:
                 self._docs[rel] = parsed
         return {rel: self._docs[rel] for rel in paths if rel in self._docs}
 
+    def doc(self, path: str) -> Page | None:
+        """One parsed document (None when absent or unreadable), without parsing the rest."""
+        if path not in self._doc_path_set:
+            return None
+        return self._load([path]).get(path)
+
+    @cached_property
+    def _doc_path_set(self) -> frozenset[str]:
+        return frozenset(self._doc_paths)
+
+    def paths_under(self, prefix: str) -> list[str]:
+        """Document paths below a folder, without parsing them."""
+        return [p for p in self._doc_paths if p.startswith(prefix)]
+
     def docs_under(self, prefix: str) -> dict[str, Page]:
         """Parsed documents whose path starts with `prefix` (parses only those)."""
         return self._load([p for p in self._doc_paths if p.startswith(prefix)])
 
     @cached_property
+    def _focus_doc_paths(self) -> list[str]:
+        return self._doc_paths if self.focus is None else [p for p in self._doc_paths if p in self.focus]
+
+    @cached_property
     def docs(self) -> dict[str, Page]:
-        """Every parsed page, summary and note by path (sorted)."""
-        return self._load(self._doc_paths)
+        """Every parsed page, summary and note by path (sorted); only the focus when there is one."""
+        return self._load(self._focus_doc_paths)
 
     @property
     def errors(self) -> dict[str, PageError]:
-        self._load(self._doc_paths)
-        return dict(sorted(self._errors.items()))
+        self._load(self._focus_doc_paths)
+        wanted = set(self._focus_doc_paths)
+        return {p: e for p, e in sorted(self._errors.items()) if p in wanted}
+
+    @cached_property
+    def checked_files(self) -> list[str]:
+        """The files per-file checks look at: all of them, or the focus."""
+        files = self.tree.files()
+        return files if self.focus is None else [f for f in files if f in self.focus]
 
     @cached_property
     def pages(self) -> dict[str, Page]:
@@ -123,10 +152,9 @@ class BrainView:
         for path, page in self.pages.items():
             for alias in page.frontmatter.aliases:
                 out[alias.strip().casefold()].add(path)
-        for path, note in self.notes.items():
-            out[note.slug.casefold()].add(path)
-        for sid, summary in self.summaries.items():
-            out[sid.casefold()].add(summary.path)
+        for path in self._doc_paths:  # notes and summaries are named by their file (no parse needed)
+            if layout.is_note_path(path) or layout.is_summary_path(path):
+                out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
         return {k: sorted(v) for k, v in out.items()}
 
     @cached_property

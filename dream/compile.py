@@ -6,11 +6,16 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from brain import layout
 from brain.page import Page
+from brain.render import index_line, session_index_line
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
@@ -27,6 +32,79 @@ from dream.state import DreamState
 class UnitFailure:
     unit: str  # session id or page path
     reason: str
+
+
+class DocCache:
+    """What runs need from documents, by content digest, kept in `.dream/cache/docs.json` (not committed).
+
+    Notes as Note models, pages as their name and index line, summaries as their index line: an
+    incremental run then reads files but parses only what changed, so its cost follows the change,
+    not the size of the Brain. A corrupt or missing cache is rebuilt.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, list] = {}  # path → [digest, payload]
+        self.dirty = False
+        if path is not None and path.is_file():
+            try:
+                raw = json.loads(path.read_text(encoding="utf-8"))
+                self.entries = raw if isinstance(raw, dict) else {}
+            except ValueError:
+                self.entries = {}
+
+    def _card(self, path: str, data: bytes, build: Callable[[], dict | None]) -> dict | None:
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        hit = self.entries.get(path)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == digest and isinstance(hit[1], dict):
+            return hit[1]
+        card = build()
+        if card is not None:
+            self.entries[path] = [digest, card]
+            self.dirty = True
+        return card
+
+    def note(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> Note | None:
+        def build() -> dict | None:
+            page = parse(path)
+            note = note_from_page(page) if page is not None else None
+            return note.model_dump(mode="json") if note is not None else None
+
+        card = self._card(path, data, build)
+        try:
+            return Note.model_validate(card) if card is not None else None
+        except ValueError:
+            return None
+
+    def page(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
+        """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
+
+        def build() -> dict | None:
+            page = parse(path)
+            if page is None:
+                return None
+            return {"title": page.frontmatter.title, "aliases": list(page.frontmatter.aliases), "line": index_line(page)}
+
+        return self._card(path, data, build)
+
+    def summary(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
+        """{'started', 'line'} of a session summary: its sessions/index.md line."""
+
+        def build() -> dict | None:
+            page = parse(path)
+            if page is None:
+                return None
+            return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
+
+        return self._card(path, data, build)
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(dict(sorted(self.entries.items())), separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 _KEYS: dict[str, str] = {}
@@ -87,6 +165,7 @@ class Compilation:
     read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
+    cache: DocCache = field(default_factory=lambda: DocCache(None))
     _refs: list[EntityRef] = field(default_factory=list)
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
@@ -96,10 +175,11 @@ class Compilation:
 
     def seed_resolver(self) -> None:
         """Every existing page is a known entity (by slug, title and aliases)."""
-        for path, page in self.view.pages.items():
+        for path in self.view.page_paths:
             loc = layout.page_location(path)
-            if loc:
-                self.resolver.add(page.slug, page.frontmatter.title, loc[0], page.frontmatter.aliases)
+            card = self.cache.page(path, self.view.tree.read_bytes(path), self.view.doc) if loc else None
+            if card is not None:
+                self.resolver.add(loc[1], card["title"], loc[0], card["aliases"])
 
     def known_refs(self) -> list[EntityRef]:
         """Known entities for the backend, rebuilt only when the resolver learned something."""
@@ -119,12 +199,12 @@ class Compilation:
         return layout.page_path(known.type, slug)
 
     def topic(self, topic: str) -> TopicNotes:
-        """A topic's notes: the live ones (parsed once, only that folder) and those staged in this run."""
+        """A topic's notes: the live ones (read once, only that folder) and those staged in this run."""
         found = self.topics.get(topic)
         if found is None:
             found = self.topics[topic] = TopicNotes()
-            for page in self.view.docs_under(f"{layout.NOTES}/{topic}/").values():
-                note = note_from_page(page)
+            for path in self.view.paths_under(f"{layout.NOTES}/{topic}/"):
+                note = self.cache.note(path, self.view.tree.read_bytes(path), self.view.doc)
                 if note is not None:
                     found.put(note, statement_key(note.statement))
         return found
@@ -158,4 +238,4 @@ class Compilation:
 
     def live_page(self, slug: str) -> Page | None:
         path = self.page_path(slug)
-        return self.view.docs.get(path) if path else None
+        return self.view.doc(path) if path else None

@@ -8,6 +8,7 @@ text stays and Dream's change is deferred. `apply_sync` writes atomically and co
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -88,7 +89,11 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, staged_root: Path | Non
         else:
             write_atomic(target, text)
     repo = BrainRepo(root)
-    paths = sorted(plan.writes)
-    repo.git("add", "--", *paths)
-    repo.git("commit", "-q", "--no-verify", "--author", DREAM_AUTHOR, "-m", message, "--", *paths)
+    # Paths go through a file: a large run exceeds the command-line length limit.
+    with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
+        pathspec, message_file = Path(tmp) / "paths", Path(tmp) / "message"
+        pathspec.write_text("\n".join(sorted(plan.writes)) + "\n", encoding="utf-8")
+        message_file.write_text(message, encoding="utf-8")
+        repo.git("add", f"--pathspec-from-file={pathspec}")
+        repo.git("commit", "-q", "--no-verify", "--author", DREAM_AUTHOR, "-F", str(message_file), f"--pathspec-from-file={pathspec}")
     return repo.head()

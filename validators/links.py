@@ -24,11 +24,6 @@ def _show(target: str, heading: str | None = None) -> str:
     return f"[[{target}#{heading}]]" if heading else f"[[{target}]]"
 
 
-def _broken_names(view: BrainView) -> dict[str, str]:
-    """casefolded stem → path, for documents that exist but cannot be read."""
-    return cached(view, "broken_names", lambda: {p.rsplit("/", 1)[1][:-3].casefold(): p for p in view.errors})
-
-
 def _guesses(target: str) -> list[str]:
     """Names a mistyped target may have meant: without `.md` or a folder, or slugified."""
     base = target.rsplit("/", 1)[-1].removesuffix(".md")
@@ -37,18 +32,17 @@ def _guesses(target: str) -> list[str]:
 
 @check("L001", "error", "[[link]] that resolves to no page, alias, note or session summary")
 def unresolved_link(view: BrainView) -> Iterator[Item]:
-    broken = _broken_names(view)
     for path, page in view.docs.items():
         for link in page.links:
             if not link.target:
                 if link.heading is None:
                     yield path, link.line, "[[]] links nothing; write [[slug]] or remove it"
                 continue
-            if view.resolve(link.target):
+            hits = view.resolve(link.target)
+            if hits and all(view.doc(h) is None for h in hits):
+                yield path, link.line, f"{_show(link.target)} points at {hits[0]}, which cannot be read (see its F001)"
                 continue
-            name = link.target.strip().casefold()
-            if name in broken:
-                yield path, link.line, f"{_show(link.target)} points at {broken[name]}, which cannot be read (see its F001)"
+            if hits:
                 continue
             guess = next((g for g in _guesses(link.target) if g != link.target and view.resolve(g)), None)
             hint = f"; did you mean [[{guess}]]?" if guess else ""

@@ -43,7 +43,7 @@ class _Scan:
 def scanned_paths(view: BrainView) -> list[str]:
     return [
         rel
-        for rel in view.tree.files()
+        for rel in view.checked_files
         if (rel.startswith(_ROOTS) or rel in layout.GENERATED) and not view.tree.is_symlink(rel)
     ]
 

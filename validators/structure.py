@@ -24,7 +24,7 @@ Item = tuple[str, int, str]
 
 @check("S001", "warning", "file outside the Brain layout")
 def outside_layout(view: BrainView) -> Iterator[Item]:
-    for rel in view.tree.files():
+    for rel in view.checked_files:
         if not layout.known_location(rel):
             yield rel, 1, f"{rel} is outside the Brain layout and no tool reads it; move it (see docs/DESIGN.md) or remove it"
 
@@ -42,7 +42,7 @@ def unsafe_reason(rel: str) -> str | None:
 
 @check("S002", "error", "unsafe path: reserved device name, control or special character, trailing dot or space")
 def unsafe_path(view: BrainView) -> Iterator[Item]:
-    for rel in view.tree.files():
+    for rel in view.checked_files:
         if rel.startswith(".obsidian/"):
             continue  # Obsidian's own settings; it names them
         reason = unsafe_reason(rel)
@@ -62,7 +62,7 @@ def _slug_problem(stem: str) -> str | None:
 
 @check("S003", "error", "page or note file name (or note topic folder) that is not a valid slug, or a reserved name")
 def bad_slug(view: BrainView) -> Iterator[Item]:
-    for rel in view.tree.files():
+    for rel in view.checked_files:
         parts = rel.split("/")
         if layout.is_page_path(rel):
             names = [parts[2][:-3]]
@@ -80,7 +80,7 @@ def bad_slug(view: BrainView) -> Iterator[Item]:
 
 @check("S004", "error", "session summary or raw session whose file name is not a valid session id")
 def bad_session_id(view: BrainView) -> Iterator[Item]:
-    for rel in view.tree.files():
+    for rel in view.checked_files:
         parts = rel.split("/")
         if layout.is_summary_path(rel):
             stem = parts[2][:-3]

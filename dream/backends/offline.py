@@ -37,6 +37,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Learnings", ("learning",)),
     ("Timeline", ("event",)),
 )
+#: A page shows at most this many facts per section, newest first; every fact stays in its note.
+MAX_PER_SECTION = 25
 _LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
 
 
@@ -55,20 +57,21 @@ class OfflineBackend(ModelBackend):
         names = {n: s for n, s in req.names.items() if s != req.slug}
         for heading, kinds in SECTIONS:
             facts = [f for f in req.current if f.kind in kinds]
-            if heading == "Timeline":
-                facts = sorted(facts, key=lambda f: (f.event_date or f.observed, f.observed))
             if not facts:
                 continue
+            key = (lambda f: (f.event_date or f.observed, f.observed)) if heading == "Timeline" else (lambda f: f.observed)
+            shown = sorted(facts, key=key)[-MAX_PER_SECTION:]
             lines += [f"## {heading}"]
-            for f in facts:
+            for f in shown:
                 when = (f.event_date or f.observed) if heading == "Timeline" else f.observed
                 lines.append(f"- {when.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines.append("")
+            lines += _more(len(facts) - len(shown), req.slug) + [""]
         if req.history:
+            history = sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True)
             lines.append("## History")
-            for f in sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True):
+            for f in history[:MAX_PER_SECTION]:
                 lines.append(f"- Until {f.until.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines.append("")
+            lines += _more(len(history) - MAX_PER_SECTION, req.slug) + [""]
         if req.mentioned:
             lines.append("## Mentioned in")
             for f in req.mentioned:
@@ -76,12 +79,19 @@ class OfflineBackend(ModelBackend):
             lines.append("")
         if req.related:
             lines.append("## Related")
-            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in req.related]
+            shown_related = req.related[:MAX_PER_SECTION]
+            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in shown_related]
+            if len(req.related) > len(shown_related):
+                lines.append(f"- … and {len(req.related) - len(shown_related)} more (see `brain backlinks {req.slug}`)")
             lines.append("")
         return PageDraft(summary=page_summary(req), body="\n".join(lines).rstrip("\n") + "\n")
 
     def verify(self, req: VerifyRequest) -> Verdict:
         return lexical_verdict(req.claim, req.evidence)
+
+
+def _more(hidden: int, slug: str) -> list[str]:
+    return [f"- … {hidden} older fact(s) are in notes/{slug}/"] if hidden > 0 else []
 
 
 def _cites(fact: PageFact) -> str:

@@ -8,6 +8,7 @@ Dream did not parse is rewritten. A page the owner deleted is recorded in forget
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from brain import layout
 from brain.page import Frontmatter, Page, new_page, parse_page, render_page
@@ -103,15 +104,26 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         updated=max(dates),
         sources={n: t for t, n in numbers.items()},
     )
-    page = new_page(path, fm, draft.body)
-    used = {c.n for c in page.cites}
-    if used != set(fm.sources):
-        page = page.with_changes(frontmatter=fm.model_copy(update={"sources": {n: t for n, t in fm.sources.items() if n in used}}))
-    return page
+    body, sources = renumber(draft.body, fm.sources)
+    return new_page(path, fm.model_copy(update={"sources": sources}), body)
+
+
+def renumber(body: str, sources: dict[int, str]) -> tuple[str, dict[int, str]]:
+    """Sources numbered 1..n in order of first use in the body; unused ones dropped."""
+    order: dict[int, int] = {}
+
+    def _new(m: re.Match) -> str:
+        old = int(m.group(1))
+        if old not in sources:
+            return m.group(0)  # the C001 validator will name it
+        return f"[cite:{order.setdefault(old, len(order) + 1)}]"
+
+    body = re.sub(r"\[cite:(\d+)\]", _new, body)
+    return body, {new: sources[old] for old, new in order.items()}
 
 
 def _update_page(comp: Compilation, slug: str, path: str) -> None:
-    live = comp.view.docs.get(path)
+    live = comp.view.doc(path)
     exists = comp.view.tree.exists(path)
     if exists and path not in comp.state.written:
         live_text = comp.view.tree.read_bytes(path).decode("utf-8")

@@ -1,0 +1,129 @@
+"""Dream compile speed: LoCoMo dev, a synthetic corpus, and an incremental run next to a bare git commit.
+
+Prints medians of several runs and ratios against baselines measured in the same run:
+  python bench/dream_compile.py                       # locomo-dev + 10,000 synthetic sessions
+  python bench/dream_compile.py --sessions 2000 --runs 3
+Uses the offline backend; needs ../shared/data/locomo-dev.json for the LoCoMo part (skipped if absent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from corpus import make_corpus  # noqa: E402
+
+BIN = Path(sys.executable).parent
+LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
+NOW = "2026-01-01T00:00:00Z"
+
+
+def sh(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(args, cwd=cwd, check=True, capture_output=True, text=True).stdout
+
+
+def timed(*args: str, cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(args, cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def fresh_brain(where: Path) -> Path:
+    sh(str(BIN / "brain"), "init", str(where))
+    return where
+
+
+def commit_all(root: Path, message: str) -> None:
+    sh("git", "add", "-A", cwd=root)
+    sh("git", "commit", "-q", "-m", message, cwd=root)
+
+
+def dream_run(root: Path, now: str = NOW) -> float:
+    return timed(str(BIN / "dream"), "run", "--brain", str(root), "--now", now, cwd=root)
+
+
+def report_of(root: Path) -> dict:
+    newest = max((root / ".dream" / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
+    return json.loads((newest / "report.json").read_text())
+
+
+def count_turns(root: Path) -> int:
+    return sum(sum(1 for line in p.open() if '"type":"turn"' in line) for p in (root / "sessions" / "raw").glob("*.jsonl"))
+
+
+def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
+    times, last = [], None
+    for i in range(runs):
+        root = fresh_brain(tmp / f"{label}-{i}")
+        prepare(root)
+        commit_all(root, "sessions")
+        times.append(dream_run(root))
+        last = root
+    turns = count_turns(last)
+    rep = report_of(last)
+    errors = sh(str(BIN / "brain"), "validate", "--brain", str(last), "--format", "json")
+    n_errors = sum(1 for f in json.loads(errors or "[]") if f["severity"] == "error")
+    med = statistics.median(times)
+    print(f"{label}: {turns} turns, median {med:.2f} s over {runs} runs ({turns / med:,.0f} turns/s); "
+          f"{len(rep['pages_created'])} pages, {rep['facts']} facts, {rep['notes_written']} notes, "
+          f"verifier {rep['verifier']}, validator errors {n_errors}")
+    return last
+
+
+def incremental(compiled: Path, runs: int, tmp: Path) -> None:
+    """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files."""
+    dream_times, git_times = [], []
+    for i in range(runs):
+        work = tmp / f"incr-{i}"
+        shutil.copytree(compiled, work, symlinks=True)
+        make_corpus(work / "extra", 1, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
+        for f in (work / "extra" / "sessions" / "raw").glob("*.jsonl"):
+            shutil.move(str(f), work / "sessions" / "raw" / f.name)
+        shutil.rmtree(work / "extra")
+        commit_all(work, "one more session")
+        bare = tmp / f"bare-{i}"
+        shutil.copytree(work, bare, symlinks=True)
+        dream_times.append(dream_run(work, "2030-01-02T00:00:00Z"))
+        changed = sh("git", "show", "--name-only", "--format=", "HEAD", cwd=work).split()
+        for rel in changed:
+            (bare / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(work / rel, bare / rel)
+        start = time.perf_counter()
+        subprocess.run(["git", "add", "--", *changed], cwd=bare, check=True, capture_output=True)
+        subprocess.run(["git", "commit", "-q", "-m", "bare"], cwd=bare, check=True, capture_output=True)
+        git_times.append(time.perf_counter() - start)
+        shutil.rmtree(bare)
+        shutil.rmtree(work)
+    d, g = statistics.median(dream_times), statistics.median(git_times)
+    print(f"incremental (1 new session, {len(changed)} files changed): dream run {d:.2f} s, "
+          f"bare git add+commit of the same files {g:.2f} s, ratio {d / g:.1f}x (medians of {runs})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--skip-locomo", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dream-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        start = time.perf_counter()
+        timed(sys.executable, "-c", "pass", cwd=tmp)
+        print(f"python -c pass: {time.perf_counter() - start:.3f} s")
+        if LOCOMO.is_file() and not args.skip_locomo:
+            full_compile("locomo-dev", lambda r: sh(str(BIN / "dream"), "import", "locomo", str(LOCOMO), "--brain", str(r)), args.runs, tmp)
+        compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
+        incremental(compiled, args.runs, tmp)
+
+
+if __name__ == "__main__":
+    main()
