@@ -266,6 +266,7 @@ def dump_frontmatter(fm: Frontmatter) -> str:
 
 def _dump_item(key: Any, value: Any, indent: int) -> str:
     pad = " " * indent
+    key = _scalar(key, flow=True) if isinstance(key, str) else key  # a key like `no` is a boolean unquoted
     if isinstance(value, dict):
         if not value:
             return f"{pad}{key}: {{}}"
