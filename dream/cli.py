@@ -50,6 +50,7 @@ def _guard(fn):
     import functools
 
     from brain.errors import BrainError
+    from dream.backends.base import BackendError
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -57,28 +58,40 @@ def _guard(fn):
             return fn(*args, **kwargs)
         except BrainError as exc:
             raise _Failed(str(exc)) from None
+        except BackendError as exc:
+            raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
 
     return wrapper
 
 
 @main.command("run")
 @click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
-@click.option("--backend", default=None, help="Model backend (default: brain.toml [dream] backend, else offline).")
+@click.option("--backend", default=None, help="Model backend: offline, anthropic or openai (default: brain.toml [dream] backend, else anthropic when ANTHROPIC_API_KEY is set, else offline).")
+@click.option("--model", default=None, help="Model name for a network backend (default: brain.toml [dream] model, else the backend's).")
 @click.option("--dry-run", is_flag=True, help="Compile and check, but do not commit.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run report as JSON.")
 @click.option("--max-sessions", type=click.IntRange(min=1), default=None, help="Process at most N pending sessions.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Token budget: stop before the next session once this many tokens are spent.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, help="Cost budget in USD, checked like --max-tokens.")
+@click.option("--record", is_flag=True, help="Keep every model exchange in the run folder, for `dream replay`.")
 @click.option("--now", default=None, help="The run's clock, ISO 8601 (default: $DREAM_NOW or the real time).")
 @click.option("--run-id", default=None, help="Use this run id instead of deriving one from the clock and inputs.")
 @click.option("-v", "--verbose", is_flag=True, help="Say what was done even on success.")
 @_guard
-def run_command(brain, backend, dry_run, as_json, max_sessions, now, run_id, verbose) -> None:
+def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     """Compile new and grown sessions into the Brain as one git commit."""
     from dream.backends import get_backend
     from dream.run import run
     from dream.settings import load_settings
 
-    settings = load_settings(_brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run)
-    report = run(settings, get_backend(settings.backend))
+    settings = load_settings(
+        _brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
+        model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
+    )
+    if settings.backend != "offline" and settings.backend_reason.startswith("default"):
+        # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
+        click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
+    report = run(settings, get_backend(settings.backend, settings.llm))
     if as_json:
         click.echo(report.model_dump_json(indent=2))
     elif verbose or dry_run or not report.ok or report.rejected or report.conflicts or report.session_failures:
@@ -89,6 +102,26 @@ def run_command(brain, backend, dry_run, as_json, max_sessions, now, run_id, ver
             click.echo(f"dream: warning: {problem}", err=True)
     if not report.ok:
         raise _Failed(report.reason or "run failed")
+
+
+@main.command("replay")
+@click.argument("run_id", metavar="RUN_ID")
+@click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
+@click.option("--into", type=click.Path(file_okay=False, path_type=Path), default=None, help="Replay into this new folder and keep it (default: a temporary folder).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@_guard
+def replay_command(run_id: str, brain, into: Path | None, as_json: bool) -> None:
+    """Re-run a run recorded with `dream run --record`, from its records and with no network.
+
+    The Brain is cloned at the commit the run started from; the tree the replay commits must equal
+    the recorded commit's tree byte for byte. Exits non-zero when it differs.
+    """
+    from dream.record import replay
+
+    result = replay(_brain_root(brain), run_id, into)
+    click.echo(result.model_dump_json(indent=2) if as_json else result.text())
+    if not result.identical:
+        raise _Failed(f"replay of {run_id} differs from the recorded run")
 
 
 @main.command("status")

@@ -30,6 +30,15 @@ class RunReport(BaseModel):
     redactions: dict[str, int] = Field(default_factory=dict)
     tokens_in: int = 0
     tokens_out: int = 0
+    model: str | None = None  # network backends
+    backend_reason: str = ""  # why this backend (flag, brain.toml, default)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = 0.0  # None: the model has no known price
+    model_calls: int = 0
+    stopped: str | None = None  # a budget stopped the run before its last session
+    claims_removed: list[str] = Field(default_factory=list)  # unsupported claims cut from staged files
+    claims_flagged: list[str] = Field(default_factory=list)  # contradicted claims, kept for the owner to judge
     commit: str | None = None
     files: list[str] = Field(default_factory=list)
 
@@ -40,6 +49,15 @@ class RunReport(BaseModel):
     def verifier_line(self) -> str:
         v = self.verifier
         return f"{v.get('supported', 0)} supported, {v.get('unsupported', 0)} unsupported, {v.get('contradicted', 0)} contradicted"
+
+    def tokens_line(self) -> str:
+        """`N in, M out`, and for model runs the cache and cost: `…; 900 cached; $0.0123`."""
+        line = f"{self.tokens_in} in, {self.tokens_out} out"
+        if self.cache_read_tokens or self.cache_write_tokens:
+            line += f"; cache {self.cache_read_tokens} read, {self.cache_write_tokens} written"
+        if self.model_calls:
+            line += f"; {self.model_calls} calls" + (f"; ${self.cost_usd:.4f}" if self.cost_usd is not None else "; cost unknown")
+        return line
 
     def headline(self) -> str:
         if self.status == "nothing-to-do":
@@ -63,6 +81,10 @@ class RunReport(BaseModel):
             lines.append(f"Rejected: {path}: {reasons[0]}")
         for conflict in self.conflicts:
             lines.append(f"Conflict: {conflict}")
+        lines += [f"Removed claim: {c}" for c in self.claims_removed]
+        lines += [f"Flagged claim: {c}" for c in self.claims_flagged]
+        if self.stopped:
+            lines.append(f"Stopped: {self.stopped}")
         for slug in self.forgotten:
             lines.append(f"Forgotten: {slug} (deleted by the owner; recorded in .dream/forget.md)")
         lines += [
@@ -71,7 +93,7 @@ class RunReport(BaseModel):
             f"Dream-Sessions: {len(self.sessions)}",
             f"Dream-Backend: {self.backend}",
             f"Dream-Verifier: {self.verifier_line()}",
-            f"Dream-Tokens: {self.tokens_in} in, {self.tokens_out} out",
+            f"Dream-Tokens: {self.tokens_line()}",
         ]
         return "\n".join(lines) + "\n"
 
@@ -87,6 +109,12 @@ class RunReport(BaseModel):
         out += [f"  rejected: {p}: {r[0]}" for p, r in sorted(self.rejected.items())]
         out += [f"  conflict: {c}" for c in self.conflicts]
         out += [f"  session failed: {s}: {r}" for s, r in sorted(self.session_failures.items())]
+        out += [f"  removed claim: {c}" for c in self.claims_removed]
+        out += [f"  flagged claim: {c}" for c in self.claims_flagged]
+        if self.stopped:
+            out.append(f"  stopped: {self.stopped}")
+        if verbose and self.model_calls:
+            out.append(f"  backend: {self.backend} ({self.model}); tokens: {self.tokens_line()}")
         out += [f"  problem: {p}" for p in self.problems]
         if self.deferred:
             out.append(f"  {len(self.deferred)} session(s) left for the next run (--max-sessions)")

@@ -7,11 +7,35 @@ import hashlib
 import os
 import tomllib
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.errors import BrainError
 from brain.layout import CONFIG
+
+
+class LLMOptions(BaseModel):
+    """How a network backend talks to its server ([dream] in brain.toml; --model). Never holds a key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    model: str | None = None  # default: the backend's own
+    base_url: str | None = None  # anthropic: $ANTHROPIC_BASE_URL or the API; openai: the server, e.g. http://localhost:11434/v1
+    timeout: float = 120.0  # seconds per request
+    retries: int = 2  # after 429 (honouring retry-after), 5xx and timeouts
+    max_wait: float = 60.0  # longest retry-after honoured; longer fails the unit
+    max_output_tokens: int = 4096
+    structured: Literal["json_schema", "json_object", "prompt"] = "json_schema"  # openai backend
+    price_in: float | None = None  # USD per million tokens, overriding dream.calls.PRICES
+    price_out: float | None = None
+
+
+class VerifierPolicy(BaseModel):
+    """What the gate does with claims the verifier does not find supported ([dream.verifier])."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    unsupported: Literal["remove", "reject", "keep"] = "remove"  # remove the claim | drop the file | keep it
+    contradicted: Literal["flag", "remove", "reject"] = "flag"  # keep and list it for the owner | …
 
 
 class DreamSettings(BaseModel):
@@ -19,11 +43,17 @@ class DreamSettings(BaseModel):
 
     root: Path
     backend: str = "offline"
+    backend_reason: str = ""  # why this backend: a flag, brain.toml, or the default
     now: dt.datetime
     run_id: str | None = None
     max_sessions: int | None = None
     dry_run: bool = False
     owner: str | None = None
+    llm: LLMOptions = LLMOptions()
+    verifier: VerifierPolicy = VerifierPolicy()
+    max_tokens: int | None = None  # budget: stop before the next session once spent
+    max_cost: float | None = None  # budget in USD, likewise
+    record: bool = False  # keep every model exchange for `dream replay`
 
     def make_run_id(self, inputs: list[str]) -> str:
         """`YYYYMMDDTHHMMSSZ-<6 hex of the inputs>`: unique per run, reproducible for the same clock and inputs."""
@@ -55,6 +85,28 @@ def parse_now(text: str | None) -> dt.datetime:
     return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
 
 
+def choose_backend(flag: str | None, configured: object) -> tuple[str, str]:
+    """(backend, why): the flag, else brain.toml, else anthropic when ANTHROPIC_API_KEY is set, else offline."""
+    if flag:
+        return flag, "--backend"
+    if isinstance(configured, str) and configured:
+        return configured, f"{CONFIG} [dream] backend"
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic", "default: ANTHROPIC_API_KEY is set"
+    return "offline", "default: no ANTHROPIC_API_KEY"
+
+
+def _table(cfg: dict, cls: type[BaseModel], where: str, **flags) -> BaseModel:
+    values = {k: v for k, v in cfg.items() if k in cls.model_fields}
+    values.update({k: v for k, v in flags.items() if v is not None})
+    try:
+        return cls.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise BrainError(f"{CONFIG}: {where}.{key}: {first['msg']}", "fix the value in brain.toml") from None
+
+
 def load_settings(
     root: Path,
     backend: str | None = None,
@@ -62,18 +114,32 @@ def load_settings(
     run_id: str | None = None,
     max_sessions: int | None = None,
     dry_run: bool = False,
+    model: str | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    record: bool = False,
 ) -> DreamSettings:
     """Settings from flags, then brain.toml's [dream] table, then defaults (flags never default to values)."""
     config = read_brain_toml(root)
     dream_cfg = config.get("dream", {}) if isinstance(config.get("dream"), dict) else {}
-    chosen = backend or dream_cfg.get("backend") or "offline"
+    if any("key" in k.lower() or "token" == k.lower() for k in dream_cfg):
+        # brain.toml is committed: a key there would be in git history for good.
+        raise BrainError(f"{CONFIG}: [dream] must not hold an API key", "remove it and set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment")
+    chosen, why = choose_backend(backend, dream_cfg.get("backend"))
     owner = config.get("owner") if isinstance(config.get("owner"), str) else None
+    verifier_cfg = dream_cfg.get("verifier") if isinstance(dream_cfg.get("verifier"), dict) else {}
     return DreamSettings(
         root=Path(root).resolve(),
         backend=chosen,
+        backend_reason=why,
         now=parse_now(now),
         run_id=run_id,
         max_sessions=max_sessions if max_sessions is not None else dream_cfg.get("max_sessions"),
         dry_run=dry_run,
         owner=owner,
+        llm=_table(dream_cfg, LLMOptions, "[dream]", model=model),
+        verifier=_table(verifier_cfg, VerifierPolicy, "[dream.verifier]"),
+        max_tokens=max_tokens if max_tokens is not None else dream_cfg.get("max_tokens"),
+        max_cost=max_cost if max_cost is not None else dream_cfg.get("max_cost"),
+        record=record,
     )

@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
+import os
+
 from dream.backends.base import BackendError, ModelBackend
 
 
 class UnknownBackendError(BackendError):
-    pass
+    fatal = True
 
 
-BACKENDS = ("offline",)
+BACKENDS = ("offline", "anthropic", "openai")
+#: Checked before every request a network backend sends; `dream replay` turns it off.
+ALLOW_NETWORK = True
 
 
-def get_backend(name: str) -> ModelBackend:
-    """The backend called `name`; the only place backends are built."""
+def get_backend(name: str, options=None) -> ModelBackend:
+    """The backend called `name`; the only place backends are built and API keys are read.
+
+    `options` is a dream.settings.LLMOptions (model, base_url, timeouts); defaults when None.
+    """
     if name == "offline":
         from dream.backends.offline import OfflineBackend
 
         return OfflineBackend()
+    if name in ("anthropic", "openai"):
+        from dream.settings import LLMOptions
+
+        options = options or LLMOptions()
+    if name == "anthropic":
+        from dream.backends.anthropic import build
+        from dream.backends.errors import NeedsKeyError
+
+        key = os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise NeedsKeyError("the anthropic backend needs an API key, and ANTHROPIC_API_KEY is not set")
+        return build(options, key)
+    if name == "openai":
+        from dream.backends.openai_compat import build
+
+        return build(options, os.environ.get("OPENAI_API_KEY") or None)
     raise UnknownBackendError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")

@@ -1,0 +1,414 @@
+"""LLMBackend: Dream's typed calls on top of one structured-completion primitive, `_complete`.
+
+Each call renders `dream/prompts/<task>.j2` under a system prompt that stays byte-identical for
+the whole run (the Dream skill, the owner's standing instructions, the index at the start of the
+run), so servers can cache it. The answer is validated by pydantic and by checks against the
+request (turns in range, known cite numbers); an invalid answer is retried once with the error
+shown to the model, then the unit fails loudly with BackendOutputError. 429, 5xx and timeouts
+are retried here (not by the SDK) so that every attempt is logged and `retry-after` is honoured.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import time
+from abc import abstractmethod
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Literal
+
+import jinja2
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from dream.backends.base import (
+    BackendError,
+    ExtractRequest,
+    FactBatch,
+    ModelBackend,
+    PageDraft,
+    RunContext,
+    SessionSummary,
+    SummarizeRequest,
+    Usage,
+    Verdict,
+    VerifyRequest,
+    WritePageRequest,
+)
+from dream.backends.errors import (
+    BackendHTTPError,
+    BackendOutputError,
+    BackendRateLimited,
+    BackendTimeout,
+    BackendUnavailable,
+    NetworkDisabledError,
+)
+from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, cost
+
+SKILL = Path(__file__).resolve().parents[2] / "skills" / "dream" / "SKILL.md"
+#: Turns shown before a grown session's first new turn, as context for pronouns.
+CONTEXT_TURNS = 2
+#: Claims judged in one verify call.
+VERIFY_BATCH = 40
+_INDEX_SLUG_RE = re.compile(r"^- \[\[([^\]|#]+)", re.M)
+_LINK_RE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+_CITE_RE = re.compile(r"\[cite:(\d+)\]")
+
+
+class ClaimJudgement(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    n: int
+    label: Literal["supported", "unsupported", "contradicted"]
+    reason: str
+
+
+class ClaimVerdicts(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    verdicts: list[ClaimJudgement]
+
+
+#: Task → the model of its answer. Every request carries all four schemas in this order (a stable prefix).
+TASKS: dict[str, type[BaseModel]] = {
+    "summarize": SessionSummary,
+    "extract_facts": FactBatch,
+    "write_page": PageDraft,
+    "verify": ClaimVerdicts,
+}
+DESCRIPTIONS = {
+    "summarize": "Record the summary of a session: a title, sentences with the turns that say them, topics.",
+    "extract_facts": "Record the facts the new turns of a session state, and the entities they name.",
+    "write_page": "Record a wiki page written from its facts: a one-line summary and the markdown body.",
+    "verify": "Record one verdict per claim: supported, unsupported or contradicted, with a reason.",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def schema(task: str) -> dict:
+    return TASKS[task].model_json_schema()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One answer of the server: `data` is the parsed JSON object (None if there was none)."""
+
+    raw: str
+    data: Any = None
+    usage: CallUsage = field(default_factory=CallUsage)
+    stop_reason: str | None = None
+    tool_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    task: str
+    system: str
+    user: str
+    repair: tuple[Completion, str] | None = None  # the previous answer and what was wrong with it
+
+    def key(self, model: str) -> str:
+        """Hash of everything the server sees but the transport: names the exchange in logs and records."""
+        repair = [self.repair[0].raw, self.repair[1]] if self.repair else None
+        payload = json.dumps([model, self.task, self.system, self.user, repair], ensure_ascii=False)
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class OutputInvalid(ValueError):
+    """The answer parsed but says something impossible (a turn outside the session, an unknown cite)."""
+
+
+def _xml(text: Any) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+@functools.lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("dream", "prompts"),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
+    env.filters["xml"] = _xml
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "sort_keys": False}
+    return env
+
+
+def render(template: str, **values: Any) -> str:
+    return _env().get_template(template).render(**values).strip() + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def skill_text() -> str:
+    """The Dream skill without its front matter: the first part of every system prompt."""
+    if not SKILL.is_file():
+        raise BackendError(f"the Dream skill {SKILL} is missing; install from a checkout with `pip install -e .`")
+    text = SKILL.read_text(encoding="utf-8")
+    if text.startswith("---\n"):
+        text = text.split("\n---\n", 1)[1]
+    return text.strip()
+
+
+def describe(exc: Exception, limit: int = 1500) -> str:
+    """A validation error as the model should read it: field paths and messages, no input echo."""
+    if isinstance(exc, ValidationError):
+        lines = [f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors(include_url=False)]
+        text = f"{len(lines)} validation error(s):\n" + "\n".join(f"- {line}" for line in lines)
+    else:
+        text = str(exc)
+    return text if len(text) <= limit else text[: limit - 2] + " …"
+
+
+class LLMBackend(ModelBackend):
+    """A network backend: typed calls as prompts + structured output; subclasses implement `_complete`."""
+
+    name: ClassVar[str] = "llm"
+    needs_network: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        retries: int = 2,
+        max_wait: float = 60.0,
+        max_output_tokens: int = 4096,
+        price: Price | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.model = model
+        self.retries, self.max_wait, self.max_output_tokens = retries, max_wait, max_output_tokens
+        self.price, self._sleep = price, sleep
+        self._usage = Usage(cost_usd=0.0 if price else None)
+        self._log: CallLog | None = None
+        self._recorder = None
+        self._system: str | None = None
+        self._indexed: frozenset[str] = frozenset()
+
+    # --- run setup ---------------------------------------------------------------------------
+
+    def open_run(self, ctx: RunContext) -> None:
+        self._usage = Usage(cost_usd=0.0 if self.price else None)
+        self._log = CallLog(ctx.run_dir)
+        self._system = render("system.j2", skill=skill_text(), instructions=ctx.instructions, index=ctx.index)
+        self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
+        if ctx.record:
+            from dream.record import Recorder
+
+            self._recorder = Recorder(ctx.run_dir)
+
+    @property
+    def system(self) -> str:
+        if self._system is None:  # used outside a run (unit tests): no instructions, no index
+            self._system = render("system.j2", skill=skill_text(), instructions="", index="")
+        return self._system
+
+    def usage(self) -> Usage:
+        return self._usage
+
+    # --- the four questions ----------------------------------------------------------------------
+
+    def summarize(self, req: SummarizeRequest) -> SessionSummary:
+        turns, last = _shown(req.session, req.first_turn)
+        user = render(
+            "summarize.j2", session=req.session, turns=turns, first_turn=req.first_turn, last_turn=last,
+            owner=req.owner, answer=self.answer_line("summarize"),
+        )
+        return self._structured("summarize", user, req.session.id, lambda out: _check_summary(out, req.first_turn, last))
+
+    def extract_facts(self, req: ExtractRequest) -> FactBatch:
+        turns, last = _shown(req.session, req.first_turn)
+        known = [
+            {"name": k.title, "slug": k.slug, "type": k.type, **({"aliases": k.aliases} if k.aliases else {})}
+            for k in req.known
+            if k.slug not in self._indexed
+        ]
+        user = render(
+            "extract_facts.j2", session=req.session, turns=turns, first_turn=req.first_turn, last_turn=last,
+            owner=req.owner, known=known, answer=self.answer_line("extract_facts"),
+        )
+        return self._structured("extract_facts", user, req.session.id, lambda out: _check_facts(out, req.first_turn, last))
+
+    def write_page(self, req: WritePageRequest) -> PageDraft:
+        data = req.model_dump(mode="json", exclude={"instructions", "slug", "title", "type"}, exclude_defaults=True)
+        page_json = json.dumps({"slug": req.slug, "title": req.title, "type": req.type, **data}, ensure_ascii=False, separators=(",", ":"))
+        user = render("write_page.j2", req=req, page_json=page_json, answer=self.answer_line("write_page"))
+        return self._structured("write_page", user, req.slug, lambda out: _check_page(out, req))
+
+    def verify(self, req: VerifyRequest) -> Verdict:
+        return self.verify_claims([req])[0]
+
+    def verify_claims(self, reqs: list[VerifyRequest]) -> list[Verdict]:
+        out: list[Verdict] = []
+        for start in range(0, len(reqs), VERIFY_BATCH):
+            out += self._verify_batch(reqs[start : start + VERIFY_BATCH])
+        return out
+
+    def _verify_batch(self, reqs: list[VerifyRequest]) -> list[Verdict]:
+        if not reqs:
+            return []
+        claims = [{"n": i, "claim": r.claim, "evidence": r.evidence} for i, r in enumerate(reqs, 1)]
+        user = render("verify.j2", claims=claims, context=reqs[0].context, answer=self.answer_line("verify"))
+        unit = _first_line(reqs[0].context) or reqs[0].claim[:60]
+        result = self._structured("verify", user, unit, lambda out: _check_verdicts(out, len(reqs)))
+        by_n = {v.n: v for v in result.verdicts}
+        return [
+            Verdict(label=by_n[i].label, score=1.0 if by_n[i].label == "supported" else 0.0, reason=by_n[i].reason)
+            for i in range(1, len(reqs) + 1)
+        ]
+
+    # --- structured output ------------------------------------------------------------------------
+
+    def answer_line(self, task: str) -> str:
+        """The last line of every user prompt: how to answer (a tool call, or JSON)."""
+        return f"Answer with one JSON object that follows the `{task}` schema, and nothing else."
+
+    def _structured(self, task: str, user: str, unit: str, check: Callable[[Any], list[str]]):
+        prompt = Prompt(task=task, system=self.system, user=user)
+        for attempt in (1, 2):
+            completion = self._call(prompt, unit, attempt)
+            try:
+                if completion.data is None:
+                    raise OutputInvalid(_no_json(completion))
+                out = TASKS[task].model_validate(completion.data)
+                problems = check(out)
+                if problems:
+                    raise OutputInvalid("\n".join(f"- {p}" for p in problems[:20]))
+                return out
+            except (ValidationError, OutputInvalid) as exc:
+                error = describe(exc)
+                if attempt == 2:
+                    raise BackendOutputError(task, unit, error) from None
+                prompt = replace(prompt, repair=(completion, error))
+        raise AssertionError("unreachable")
+
+    def _call(self, prompt: Prompt, unit: str, attempt: int) -> Completion:
+        """One logical call: retries after 429/5xx/timeouts, logged and (with --record) recorded."""
+        from dream import backends
+
+        if self.needs_network and not backends.ALLOW_NETWORK:
+            raise NetworkDisabledError()
+        key = prompt.key(self.model or "")
+        retry = 0
+        while True:
+            started = time.monotonic()
+            try:
+                completion = self._complete(prompt)
+            except BackendError as exc:
+                self._note(prompt.task, unit, key, attempt, retry, started, None, exc)
+                wait = self._retry_wait(exc, retry)
+                if wait is None:
+                    if self._recorder is not None:
+                        self._recorder.add(prompt, key, unit, error=exc)
+                    raise
+                self._sleep(wait)
+                retry += 1
+                continue
+            self._note(prompt.task, unit, key, attempt, retry, started, completion.usage, None)
+            if self._recorder is not None:
+                self._recorder.add(prompt, key, unit, completion=completion)
+            return completion
+
+    def _retry_wait(self, exc: BackendError, retry: int) -> float | None:
+        """Seconds to wait before trying again, or None to give up."""
+        if retry >= self.retries or exc.fatal:
+            return None
+        if isinstance(exc, BackendRateLimited):
+            wait = exc.retry_after if exc.retry_after is not None else 2.0**retry
+            return wait if wait <= self.max_wait else None
+        if isinstance(exc, BackendHTTPError) and exc.status < 500:
+            return None
+        if isinstance(exc, (BackendHTTPError, BackendTimeout, BackendUnavailable)):
+            return min(2.0**retry, self.max_wait)
+        return None
+
+    def _note(self, task, unit, key, attempt, retry, started, usage: CallUsage | None, error: BaseException | None) -> None:
+        call_cost = cost(self.price, usage) if usage is not None else (0.0 if self.price else None)
+        if usage is not None:
+            self._usage = add_usage(self._usage, usage, call_cost)
+        if self._log is None:
+            return
+        self._log.append(
+            CallRecord(
+                seq=self._log.next_seq(), task=task, unit=unit, backend=self.name, model=self.model or "",
+                input_hash=key, attempt=attempt, retry=retry, usage=usage or CallUsage(), cost_usd=call_cost,
+                duration_ms=int((time.monotonic() - started) * 1000),
+                error=f"{type(error).__name__}: {error}" if error is not None else None,
+                replayed=not self.needs_network,
+            )
+        )
+
+    @abstractmethod
+    def _complete(self, prompt: Prompt) -> Completion:
+        """Send one request and return the answer; map every transport failure to a BackendError."""
+
+
+# --- request checks: what pydantic cannot know ----------------------------------------------------
+
+
+def _shown(session, first_turn: int):
+    turns = [t for t in session.turns if t.n >= first_turn - CONTEXT_TURNS]
+    last = session.turns[-1].n if session.turns else first_turn
+    return turns, last
+
+
+def _span(first: int, last: int, lo: int, hi: int) -> str | None:
+    if not (lo <= first <= last <= hi):
+        return f"turns {first}-{last} are not a span within turns {lo} to {hi}"
+    return None
+
+
+def _check_summary(out: SessionSummary, first: int, last: int) -> list[str]:
+    problems = [f"sentences[{i}]: {p}" for i, s in enumerate(out.sentences) if (p := _span(s.first_turn, s.last_turn, 1, last))]
+    problems += [f"sentences[{i}]: write no [cite:N] markers or [[links]]" for i, s in enumerate(out.sentences) if "[cite:" in s.text or "[[" in s.text]
+    if not out.title.strip():
+        problems.append("title is empty")
+    return problems
+
+
+def _check_facts(out: FactBatch, first: int, last: int) -> list[str]:
+    problems = [f"facts[{i}]: {p}" for i, f in enumerate(out.facts) if (p := _span(f.first_turn, f.last_turn, first, last))]
+    problems += [f"facts[{i}]: subject is empty" for i, f in enumerate(out.facts) if not f.subject.strip()]
+    return problems
+
+
+def _check_page(out: PageDraft, req: WritePageRequest) -> list[str]:
+    given = {n for f in [*req.current, *req.history, *req.mentioned] for n in f.cites}
+    slugs = {s for s, _ in req.related} | set(req.names.values()) | {req.slug}
+    problems = []
+    unknown = sorted({int(n) for n in _CITE_RE.findall(out.body)} - given)
+    if unknown:
+        problems.append(f"body cites {', '.join(f'[cite:{n}]' for n in unknown)}, which no fact has; use only {sorted(given)}")
+    bad_links = sorted(set(_LINK_RE.findall(out.body)) - slugs)
+    if bad_links:
+        problems.append(f"body links to unknown pages {bad_links}; link only to {sorted(slugs - {req.slug})}")
+    if not out.body.lstrip().startswith(f"# {req.title}"):
+        problems.append(f"body must start with the heading '# {req.title}'")
+    if "\n" in out.summary.strip():
+        problems.append("summary must be one line")
+    return problems
+
+
+def _check_verdicts(out: ClaimVerdicts, count: int) -> list[str]:
+    seen = [v.n for v in out.verdicts]
+    missing = sorted(set(range(1, count + 1)) - set(seen))
+    extra = sorted({n for n in seen if not 1 <= n <= count} | {n for n in seen if seen.count(n) > 1})
+    problems = []
+    if missing:
+        problems.append(f"no verdict for claim(s) {missing}; give exactly one per claim 1..{count}")
+    if extra:
+        problems.append(f"claim number(s) {extra} are unknown or judged twice")
+    return problems
+
+
+def _no_json(completion: Completion) -> str:
+    if completion.stop_reason in ("max_tokens", "length"):
+        return "the answer was cut off at the output token limit; answer more briefly"
+    return "the answer holds no JSON object of the requested shape"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return ""

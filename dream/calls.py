@@ -1,0 +1,143 @@
+"""The call log of a run (`.dream/runs/<id>/calls.jsonl`), model prices, and budgets.
+
+Every model call appends one CallRecord: task, unit, model, a hash of its input, token usage
+(cache reads and writes included), cost, duration and error. Request and response bodies are not
+logged here (they go to the record, `dream run --record`), and no header is: the key never is.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from dream.backends.base import Usage
+
+
+class CallUsage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input_tokens: int = 0  # all input tokens, cache reads and writes included
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class CallRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    seq: int
+    task: str
+    unit: str  # session id, page slug or file path
+    backend: str
+    model: str
+    input_hash: str
+    attempt: int  # 1 = the question, 2 = the repair call after an invalid answer
+    retry: int = 0  # retries after 429/5xx/timeouts within that attempt
+    usage: CallUsage = CallUsage()
+    cost_usd: float | None = None
+    duration_ms: int = 0
+    error: str | None = None
+    replayed: bool = False
+
+
+class Price(BaseModel):
+    """US dollars per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+
+
+def _anthropic(inp: float, out: float) -> Price:
+    # Anthropic bills cache writes (5-minute TTL) at 1.25x and cache reads at 0.1x of input.
+    return Price(input=inp, output=out, cache_read=inp * 0.1, cache_write=inp * 1.25)
+
+
+def _openai(inp: float, out: float, cached: float) -> Price:
+    return Price(input=inp, output=out, cache_read=cached, cache_write=inp)
+
+
+#: Public list prices (USD per million tokens) at the time of writing; longest prefix wins.
+#: Override for any model with `[dream] price_in` / `price_out` in brain.toml.
+PRICES: dict[str, Price] = {
+    "claude-opus-4-5": _anthropic(5.0, 25.0),
+    "claude-opus-4-1": _anthropic(15.0, 75.0),
+    "claude-opus-4": _anthropic(15.0, 75.0),
+    "claude-sonnet-4": _anthropic(3.0, 15.0),
+    "claude-3-7-sonnet": _anthropic(3.0, 15.0),
+    "claude-haiku-4-5": _anthropic(1.0, 5.0),
+    "claude-3-5-haiku": _anthropic(0.8, 4.0),
+    "gpt-4.1-mini": _openai(0.4, 1.6, 0.1),
+    "gpt-4.1": _openai(2.0, 8.0, 0.5),
+    "gpt-4o-mini": _openai(0.15, 0.6, 0.075),
+    "gpt-4o": _openai(2.5, 10.0, 1.25),
+}
+
+
+def price_for(model: str, price_in: float | None = None, price_out: float | None = None) -> Price | None:
+    """The price of `model`: brain.toml's override, else the table; None when unknown."""
+    if price_in is not None and price_out is not None:
+        return Price(input=price_in, output=price_out, cache_read=price_in * 0.1, cache_write=price_in * 1.25)
+    matches = [key for key in PRICES if model.startswith(key)]
+    return PRICES[max(matches, key=len)] if matches else None
+
+
+def cost(price: Price | None, usage: CallUsage) -> float | None:
+    if price is None:
+        return None
+    fresh = max(0, usage.input_tokens - usage.cache_read_tokens - usage.cache_write_tokens)
+    total = (
+        fresh * price.input
+        + usage.cache_read_tokens * price.cache_read
+        + usage.cache_write_tokens * price.cache_write
+        + usage.output_tokens * price.output
+    )
+    return round(total / 1_000_000, 6)
+
+
+def add_usage(total: Usage, call: CallUsage, call_cost: float | None) -> Usage:
+    return Usage(
+        input_tokens=total.input_tokens + call.input_tokens,
+        output_tokens=total.output_tokens + call.output_tokens,
+        cache_read_tokens=total.cache_read_tokens + call.cache_read_tokens,
+        cache_write_tokens=total.cache_write_tokens + call.cache_write_tokens,
+        cost_usd=None if total.cost_usd is None or call_cost is None else round(total.cost_usd + call_cost, 6),
+        calls=total.calls + 1,
+    )
+
+
+class CallLog:
+    """Appends CallRecords to `<run_dir>/calls.jsonl` (a fresh file per run)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / "calls.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("", encoding="utf-8")
+        self.seq = 0
+
+    def append(self, record: CallRecord) -> None:
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(record.model_dump_json() + "\n")
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+
+def read_calls(run_dir: Path) -> list[CallRecord]:
+    path = Path(run_dir) / "calls.jsonl"
+    if not path.is_file():
+        return []
+    return [CallRecord.model_validate(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def over_budget(usage: Usage, max_tokens: int | None, max_cost: float | None) -> str | None:
+    """Why the run must stop before its next session, or None (checked at session boundaries)."""
+    spent = usage.input_tokens + usage.output_tokens
+    if max_tokens is not None and spent >= max_tokens:
+        return f"token budget reached: {spent} of {max_tokens} tokens spent (--max-tokens)"
+    if max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= max_cost:
+        return f"cost budget reached: ${usage.cost_usd:.4f} of ${max_cost:.4f} spent (--max-cost)"
+    return None

@@ -1,0 +1,124 @@
+"""Claims in staged files: judged in batches, removed by the verifier policy, withdrawn with a failed page.
+
+The gate asks the backend about each *new or changed* claim only (one whose text is not in the
+live version of its file: what landed before was checked then, and the owner's own text is never
+judged), a page's claims in one call, a topic's notes in one call with their page as context.
+Unsupported claims are cut out of the staged text (`remove_claims`); the live tree is untouched.
+"""
+
+from __future__ import annotations
+
+import re
+
+from brain import layout
+from brain.errors import PageError
+from brain.page import parse_page, render_page
+from dream.backends.base import ModelBackend, VerifyRequest
+from validators.verifier import ClaimVerdict, claims_of, evidence_for
+
+_CITE_RE = re.compile(r"\[cite:(\d+)\]")
+
+
+def _page_or_none(text: str | None, path: str):
+    if text is None:
+        return None
+    try:
+        return parse_page(text, path)
+    except PageError:
+        return None
+
+
+def _group(path: str) -> tuple[str, str | None]:
+    """(batch key, path of the page the claims land on): a topic's notes are judged together."""
+    if layout.is_note_path(path):
+        topic = path.split("/")[1]
+        return f"{layout.NOTES}/{topic}/", topic
+    return path, None
+
+
+def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> dict[str, list[ClaimVerdict]]:
+    """Verdicts for the new or changed claims of `paths` (staged files), asked in batches."""
+    verdicts: dict[str, list[ClaimVerdict]] = {p: [] for p in paths}
+    batches: dict[str, list[tuple[str, object, VerifyRequest]]] = {}
+    page_paths = {layout.page_location(p)[1]: p for p in view.page_paths} if any(layout.is_note_path(p) for p in paths) else {}
+    for path in paths:
+        page = _page_or_none(staged.read(path), path)
+        if page is None:
+            continue
+        before = _page_or_none(staged.base.read_bytes(path).decode("utf-8", errors="replace") if staged.base.exists(path) else None, path)
+        old = {c.text for c in claims_of(before)} if before is not None else set()
+        key, topic = _group(path)
+        context = page.body
+        if topic is not None:
+            target = page_paths.get(topic)
+            context = (_page_or_none(staged.read(target), target).body if target and staged.read(target) else "") or ""
+        for claim in claims_of(page):
+            if claim.text in old:
+                continue
+            req = VerifyRequest(claim=claim.text, evidence=evidence_for(view, page, claim.cites), context=context)
+            batches.setdefault(key, []).append((path, claim, req))
+    for key in sorted(batches):
+        items = batches[key]
+        answers = backend.verify_claims([req for _, _, req in items])
+        for (path, claim, _), v in zip(items, answers):
+            verdicts[path].append(
+                ClaimVerdict(path=path, line=claim.line, claim=claim.text, label=v.label, score=v.score, reason=v.reason)
+            )
+    return verdicts
+
+
+def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
+    """`text` without `claims` (bullets go whole, sentences go from their paragraph), sources renumbered
+    to what is still cited. None when nothing cited is left (a note: its one fact is gone)."""
+    lines = text.split("\n")
+    for claim in claims:
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if stripped == claim:
+                lines[i] = None  # type: ignore[call-overload]
+                break
+            if claim in line:
+                rest = re.sub(r"\s{2,}", " ", line.replace(claim, "", 1)).rstrip()
+                lines[i] = rest if rest.strip() else None  # type: ignore[call-overload]
+                break
+        lines = [ln for ln in lines if ln is not None]
+    page = _page_or_none(_drop_empty_sections("\n".join(lines)), path)
+    if page is None or not _CITE_RE.search(page.body):
+        return None
+    used = {int(n) for n in _CITE_RE.findall(page.body)}
+    sources = {n: t for n, t in page.frontmatter.sources.items() if n in used}
+    return render_page(page.with_changes(frontmatter=page.frontmatter.model_copy(update={"sources": sources})))
+
+
+def _drop_empty_sections(text: str) -> str:
+    """A `## Heading` left with nothing under it goes too."""
+    lines = text.split("\n")
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith("## "):
+            nxt = next((ln for ln in lines[i + 1 :] if ln.strip()), None)
+            if nxt is None or nxt.startswith("#"):
+                continue
+        out.append(line)
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+
+
+def withdraw_failed_pages(comp, sessions: dict) -> list[tuple[str, str]]:
+    """Pages whose write failed: their notes staged in this run are withdrawn (and links to a new
+    one unlinked); returns (session id, page path) for each processed session that fed one, so the
+    run keeps it pending and the next run makes the facts, and the page, again."""
+    from dream.gate import _unlink_everywhere
+
+    fed: list[tuple[str, str]] = []
+    for path in sorted({f.unit for f in comp.failures if layout.is_page_path(f.unit)}):
+        slug = layout.page_location(path)[1]
+        sids: set[str] = set()
+        for note, text in comp.staged.written.items():
+            if note.startswith(f"{layout.NOTES}/{slug}/"):
+                sids |= {sid for sid in sessions if f"session:{sid}#" in text}
+                comp.staged.drop(note)
+        comp.staged.drop(path)
+        if not comp.staged.base.exists(path):
+            _unlink_everywhere(comp.staged, slug)
+        fed += [(sid, path) for sid in sorted(sids)]
+    return fed
