@@ -291,6 +291,134 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
         ctx.exit(1)
 
 
+def embedder_option(f):
+    return click.option(
+        "--embedder", type=click.Choice(["auto", "wordllama", "none"]), default=None,
+        help="Dense vectors: auto (wordllama when installed), wordllama, or none (default: [search] embedder in brain.toml, else auto).",
+    )(f)
+
+
+def _embedder(root: Path, flag: str | None) -> str:
+    from brain.config import BrainConfig
+
+    table = (BrainConfig.load(root).model_extra or {}).get("search")
+    return flag or (table.get("embedder") if isinstance(table, dict) else None) or "auto"
+
+
+@main.command()
+@click.argument("query")
+@click.option("-k", "--k", "k", type=click.IntRange(min=1), default=10, show_default=True, help="How many results.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["page", "summary", "note", "turn"]),
+              help="Only these kinds of chunk (repeatable; default: all).")
+@embedder_option
+@brain_option
+@json_option
+def search(query: str, k: int, kinds: tuple[str, ...], embedder: str | None, brain_path: str | None, as_json: bool) -> None:
+    """Search page statements, memory cards, session summaries and raw turns.
+
+    Hybrid ranking: BM25 (SQLite FTS5, porter stemming) and dense vectors (wordllama, offline)
+    fused by reciprocal rank fusion, then adjusted by a card's confidence and by recency. Without
+    the embedding model or FTS5 it degrades to lexical, dense or recency order; the mode is
+    printed on stderr. The index lives in .dream/cache/ and is updated on every call.
+    """
+    from brain.search import Searcher
+
+    root = _root(brain_path)
+    searcher = Searcher.open(root, embedder=_embedder(root, embedder))
+    result = searcher.search(query, k=k, kinds=kinds)
+    searcher.close()
+    if as_json:
+        _echo_json(result.model_dump())
+        return
+    for n, hit in enumerate(result.hits, 1):
+        click.echo(f"{n}. {hit.ref}  [{hit.kind}{' ' + hit.date if hit.date else ''}]  {hit.why()}")
+        click.echo(_indent(hit.title + ": " + " ".join(hit.text.split())[:300]))
+    click.echo(f"search: {result.mode}, {len(result.hits)} results; {result.index.chunks} chunks indexed", err=True)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+
+
+@main.command()
+@click.argument("question", required=False)
+@click.option("--budget", type=click.IntRange(min=1), default=2000, show_default=True, metavar="TOKENS",
+              help="Token budget of the packet (tokens estimated as characters / 3.5).")
+@click.option("--reserve", type=click.IntRange(min=0), default=0, show_default=True, metavar="TOKENS",
+              help="Tokens kept free for the agent's answer, out of the budget.")
+@click.option("--questions", "questions_file", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+              help='JSON lines of {"id", "question"}: one packet per line, printed as one JSON line each.')
+@click.option("--now", "now", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="DATE",
+              help="The day cards' freshness is measured from (default: today).")
+@embedder_option
+@brain_option
+@json_option
+def context(question: str | None, budget: int, reserve: int, questions_file: Path | None, now, embedder: str | None,
+            brain_path: str | None, as_json: bool) -> None:
+    """Print the context packet for a question, within a token budget.
+
+    Lanes, in order: guide and rules, the index (trimmed), page statements, memory cards, raw
+    evidence turns (with their dates). Every admitted and rejected item has its reason and token
+    count in --json (schema: docs/context.md). With --questions, one JSON line per question.
+    """
+    import datetime as dt
+
+    from brain.context import ContextBuilder, ContextOptions, read_questions, render_packet
+    from brain.errors import BrainError
+    from brain.search import Searcher
+
+    if (question is None) == (questions_file is None):
+        raise BrainError("give either a QUESTION or --questions FILE", "e.g. brain context 'Where is the workshop?' --budget 1000")
+    root = _root(brain_path)
+    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder)))
+    options = ContextOptions(budget=budget, reserve=reserve, now=now.date() if now else dt.date.today())
+    if questions_file is None:
+        packet = builder.build(question, options)
+        click.echo(packet.model_dump_json(indent=2) if as_json else render_packet(packet), nl=as_json)
+        return
+    asked, problems = read_questions(questions_file)
+    for problem in problems:
+        click.echo(f"warning: {problem}", err=True)
+    for qid, text in asked:
+        packet = builder.build(text, options)
+        click.echo(json.dumps({"id": qid, **packet.model_dump()}, ensure_ascii=False))
+
+
+@main.command(name="eval")
+@click.argument("benchmark", type=click.Choice(["locomo", "longmemeval"]))
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--budgets", default="500,1000,2000", show_default=True, metavar="TOKENS,…", help="Packet budgets to measure.")
+@click.option("--backend", default="offline", show_default=True, help="Dream backend that compiles the Brains.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the compiled Brains here (default: a temporary folder, removed after).")
+@click.option("--reuse", is_flag=True, help="Measure Brains already compiled in --workdir instead of compiling them again.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions.")
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PREFIX",
+              help="Also write PREFIX.json and PREFIX.md.")
+@embedder_option
+@json_option
+def eval_(benchmark: str, file: Path, budgets: str, backend: str, workdir: Path | None, reuse: bool, limit: int | None,
+          save: Path | None, embedder: str | None, as_json: bool) -> None:
+    """Measure context packets on LoCoMo or LongMemEval.
+
+    Imports FILE into temporary Brains, compiles them with Dream, builds a packet per question
+    at each budget and reports per category: evidence recall, the share of questions with all
+    their evidence, and whether the answer string is in the packet. Two baselines run at the
+    same budgets: BM25 over raw turns (date prepended) and the Brain without knowledge/.
+    Prints a markdown table (or --json); a progress bar runs on stderr.
+    """
+    # The one place brain/ imports dream: the eval compiles Brains, which is Dream's job.
+    from dream.eval.harness import render_markdown, run_eval, steps
+
+    sizes = tuple(int(b) for b in budgets.split(",") if b.strip())
+    with click.progressbar(length=steps(benchmark, file, limit), label=f"eval {benchmark}", file=sys.stderr) as bar:
+        report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
+                          reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n))
+    table = render_markdown(report)
+    if save:
+        Path(f"{save}.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        Path(f"{save}.md").write_text(table, encoding="utf-8")
+    click.echo(report.model_dump_json(indent=2) if as_json else table, nl=as_json)
+
+
 def _summary(errors: int, warnings: int, files: int) -> str:
     def count(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"

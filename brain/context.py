@@ -1,0 +1,363 @@
+"""`brain context`: the packet an agent gets for one question, within a token budget.
+
+Lanes, in the order they are filled and printed:
+  1. standing — guide.md and rules/*.md (the owner's standing instructions), up to 25 % of the budget;
+     the guide may be shortened (marked), a rule never is: it is admitted whole or rejected;
+  2. index   — knowledge/index.md trimmed to 10 %, pages that search found kept first;
+  3. pages   — page and session-summary statements found by search, up to 30 % of what is left;
+  4. cards   — memory cards (notes) found by search, up to 30 % of what is left;
+  5. turns   — raw evidence turns found by search or cited by an admitted statement or card, with
+               their date, filling the rest. Space a lane leaves unused goes to the lanes after it,
+               and what is still free at the end goes back to statements and cards that were held back.
+Every item considered is reported, admitted or rejected, with its reason and token count
+(tokens = ceil(chars / 3.5), `brain.tokens`). The JSON form is documented in docs/context.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain import layout
+from brain.cards import render_card
+from brain.chunks import plain
+from brain.search import SearchHit, Searcher, query_terms
+from brain.tokens import estimate_tokens, truncate
+
+LANES = ("standing", "index", "pages", "cards", "turns")
+LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "pages": "## Pages",
+                 "cards": "## Memory cards", "turns": "## Evidence turns"}
+_LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
+LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
+_CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+
+
+class ContextItem(BaseModel):
+    """One candidate of the packet, admitted or not. `cites` are the turns its text rests on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    lane: str
+    ref: str
+    text: str
+    tokens: int
+    reason: str
+    admitted: bool
+    cites: list[str] = Field(default_factory=list)
+
+
+class ContextPacket(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    question: str
+    budget: int
+    reserve: int
+    used: int  # tokens of admitted items plus lane headings; never above budget - reserve
+    mode: str  # the search mode that found the evidence (hybrid, dense, lexical, recency)
+    notes: list[str] = Field(default_factory=list)
+    items: list[ContextItem]
+
+    @property
+    def admitted(self) -> list[ContextItem]:
+        return [i for i in self.items if i.admitted]
+
+
+class ContextOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    budget: int = 2000
+    reserve: int = 0
+    now: dt.date
+    exclude: tuple[str, ...] = ()  # path prefixes left out, e.g. ("knowledge/",) for the wiki ablation
+    standing_share: float = 0.25
+    index_share: float = 0.10
+    page_share: float = 1.0
+    card_share: float = 1.0
+    turn_share: float = 1.0
+    k: int = 60
+
+
+@dataclass
+class _Cand:
+    lane: str
+    ref: str
+    text: str
+    cites: list[str]
+    reason: str
+    score: float = 0.0
+    tokens: int = field(init=False)
+    admitted: bool = False
+    why_not: str = ""
+
+    def __post_init__(self) -> None:
+        self.tokens = estimate_tokens(self.text)
+
+
+class ContextBuilder:
+    """Builds packets for one Brain; keep it for many questions (`--questions`, the eval)."""
+
+    def __init__(self, root: Path, searcher: Searcher) -> None:
+        self.root = Path(root)
+        self.searcher = searcher
+        self._ranks: dict[str, tuple] | None = None
+        self._memo: dict[tuple, object] = {}
+
+    def _search(self, question: str, k: int, kinds: tuple[str, ...], exclude: tuple[str, ...]):
+        """Search, remembered for the last question (one packet per budget asks the same things)."""
+        key = (question, k, kinds, exclude)
+        if key not in self._memo:
+            if self._memo and next(iter(self._memo))[0] != question:
+                self._memo.clear()
+            self._memo[key] = self.searcher.search(question, k=k, kinds=kinds, exclude=exclude)
+        return self._memo[key]
+
+    def build(self, question: str, options: ContextOptions) -> ContextPacket:
+        avail = max(0, options.budget - options.reserve)
+        state = _Packer(avail)
+        self._standing(state, options)
+        self._index(state, question, options)
+        mode, notes = self._evidence(state, question, options)
+        items = [
+            ContextItem(lane=c.lane, ref=c.ref, text=c.text, tokens=c.tokens, admitted=c.admitted, cites=c.cites,
+                        reason=c.reason if c.admitted else f"rejected: {c.why_not}; {c.reason}")
+            for c in state.cands
+        ]
+        return ContextPacket(question=question, budget=options.budget, reserve=options.reserve, used=avail - state.left,
+                             mode=mode, notes=notes, items=items)
+
+    # -- lanes 1 and 2 ----------------------------------------------------------------------
+    def _standing(self, state: "_Packer", options: ContextOptions) -> None:
+        cap = int(state.avail * options.standing_share)
+        guide = self.root / layout.GUIDE
+        if guide.is_file():
+            text = _demote(guide.read_text(encoding="utf-8", errors="replace").strip())
+            full = estimate_tokens(text)
+            room = min(cap, state.left) - state.overhead("standing")
+            if full > room and room >= 20:
+                text = truncate(text, room, f" …[truncated: guide has {full} tokens]")
+            state.offer(_Cand("standing", layout.GUIDE, text, [], "the owner's guide: standing instructions for every agent"), cap)
+        rules = sorted(self.root.glob(f"{layout.RULES}/*.md"))
+        for path in rules:
+            text = _demote(path.read_text(encoding="utf-8", errors="replace").strip())
+            cand = _Cand("standing", f"{layout.RULES}/{path.name}", text, [], "a rule, applied literally; never shortened")
+            state.offer(cand, cap)
+
+    def _index(self, state: "_Packer", question: str, options: ContextOptions) -> None:
+        if any(layout.KNOWLEDGE_INDEX.startswith(p) for p in options.exclude):
+            return
+        path = self.root / layout.KNOWLEDGE_INDEX
+        if not path.is_file():
+            return
+        from brain.indexing import trim_index
+
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cap = int(state.avail * options.index_share)
+        room = max(0, min(cap, state.left) - state.overhead("index"))
+        hits = self._search(question, 10, ("page",), options.exclude).hits
+        first = {}
+        for rank, hit in enumerate(hits):
+            first.setdefault(Path(hit.path).stem, rank)
+        ranks = {slug: (0, first[slug]) if slug in first else (1, *key) for slug, key in self._page_ranks().items()}
+        trimmed, omitted = trim_index(text, room, ranks) if estimate_tokens(text) > room else (text, [])
+        shown = "" if not omitted else f", {len(omitted)} pages left out"
+        cand = _Cand("index", layout.KNOWLEDGE_INDEX, _demote(trimmed.strip()), [], f"map of the Brain, pages search found first{shown}")
+        entries = sum(1 for line in text.splitlines() if re.match(r"^\s*[-*] \[\[", line))
+        if omitted and len(omitted) >= entries:
+            cand.why_not = f"not one page line fits the index lane's share ({room} tokens)"
+            state.cands.append(cand)
+            return
+        state.offer(cand, cap)
+
+    def _page_ranks(self) -> dict[str, tuple]:
+        if self._ranks is None:
+            from brain.indexing import page_ranks
+            from brain.tree import DirTree
+            from brain.view import BrainView
+
+            self._ranks = page_ranks(BrainView(DirTree(self.root)))
+        return self._ranks
+
+    # -- lanes 3 to 5 -----------------------------------------------------------------------
+    def _evidence(self, state: "_Packer", question: str, options: ContextOptions) -> tuple[str, list[str]]:
+        """Lanes 3-5 from one joint ranking of statements, cards and turns (search decides, not the lane).
+
+        An item is rejected when the turns it cites (at most 3) are all carried by items already admitted.
+        """
+        k = max(options.k, options.budget // 12)
+        result = self._search(question, k, ("page", "summary", "note", "turn"), options.exclude)
+        cited = sorted({c for h in result.hits if h.kind != "turn" for c in h.cites})
+        dates = {ref: chunk.date for ref, (_, chunk) in self.searcher.index.by_refs(cited).items()}
+        evidence = state.left
+        caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
+        terms = query_terms(question)
+        seen: dict[str, str] = {}
+        covered: dict[str, str] = {}
+        for rank, hit in enumerate(result.hits, 1):
+            lane = _LANE_OF[hit.kind]
+            cap = int(evidence * caps[lane])
+            reason = f"#{rank} of search ({hit.why()})"
+            if lane == "turns":
+                cand = self._turn(hit, reason, terms, max(60, int(evidence * 0.35)), state)
+            else:
+                cand = self._statement(lane, reason, hit, dates, options.now, max(40, int(evidence * 0.2)))
+            narrow = 0 < len(hit.cites) <= 3
+            key = _norm(hit.text)
+            if key in seen:
+                cand.why_not = f"duplicate of {seen[key]}"
+                state.cands.append(cand)
+            elif narrow and all(c in covered for c in hit.cites):
+                cand.why_not = f"its evidence is already in the packet ({covered[hit.cites[0]]})"
+                state.cands.append(cand)
+            elif state.offer(cand, cap):
+                seen[key] = cand.ref
+                if narrow:
+                    for c in hit.cites:
+                        covered.setdefault(c, cand.ref)
+        return result.mode, list(result.notes)
+
+    def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> _Cand:
+        cites = _cite_note(hit.cites, dates)
+        if lane == "cards":
+            statement = _CITE_MARK_RE.sub("", plain(hit.text)).strip()
+            text, cut = render_card(hit.meta, hit.confidence, statement, cites, hit.why(), now, max_tokens)
+            if cut:
+                reason += "; statement shortened"
+        else:
+            body = _CITE_MARK_RE.sub("", plain(hit.text)).strip().removeprefix("- ").removeprefix("* ")
+            text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
+        cand = _Cand(lane, hit.ref, text, list(hit.cites), reason)
+        cand.score = hit.score
+        return cand
+
+    def _turn(self, hit: SearchHit, reason: str, terms: list[str], max_tokens: int, state: "_Packer") -> _Cand:
+        who = hit.meta.get("speaker") or "?"
+        ref = hit.ref.removeprefix("session:")
+        head = f"[{hit.date or 'undated'} · {ref}] {who}: "
+        room = min(max_tokens, max(state.left - state.overhead("turns"), 0)) - estimate_tokens(head)
+        body = hit.text
+        if estimate_tokens(body) > room and room >= 25:
+            body = _window(body, terms, room)
+            reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
+        cand = _Cand("turns", hit.ref, head + body, [hit.ref], reason)
+        cand.score = hit.score
+        return cand
+
+
+class _Packer:
+    """Admission bookkeeping: the tokens left, per-lane use, and every candidate in order."""
+
+    def __init__(self, avail: int) -> None:
+        self.avail = avail
+        self.left = avail
+        self.cands: list[_Cand] = []
+        self._lane_used: dict[str, int] = {}
+
+    def overhead(self, lane: str) -> int:
+        return 0 if lane in self._lane_used else LANE_OVERHEAD
+
+    def used_in(self, lane: str) -> int:
+        return self._lane_used.get(lane, 0)
+
+    def offer(self, cand: _Cand, lane_cap: int | None) -> bool:
+        """Admit `cand` when it fits what is left (and its lane's cap); else record why not."""
+        if cand not in self.cands:
+            self.cands.append(cand)
+        need = cand.tokens + self.overhead(cand.lane)
+        lane_room = None if lane_cap is None else lane_cap - self.used_in(cand.lane)
+        if need > self.left:
+            cand.why_not = f"needs {need} tokens, {self.left} left in the budget"
+            return False
+        if lane_room is not None and need > lane_room:
+            cand.why_not = f"needs {need} tokens, {max(lane_room, 0)} left in the {cand.lane} lane's share"
+            return False
+        cand.admitted, cand.why_not = True, ""
+        self.left -= need
+        self._lane_used[cand.lane] = self.used_in(cand.lane) + need
+        return True
+
+
+def read_questions(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """(id, question) pairs of a JSON-lines file, and a `file:line: what` problem for each bad line."""
+    import json
+
+    asked, problems = [], []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{path}:{n}: malformed JSON ({exc.msg}); line skipped")
+            continue
+        if not isinstance(obj, dict) or not isinstance(obj.get("question"), str) or not obj["question"].strip():
+            problems.append(f'{path}:{n}: expected {{"id": ..., "question": "..."}}; line skipped')
+            continue
+        asked.append((str(obj.get("id", n)), obj["question"]))
+    return asked, problems
+
+
+def render_packet(packet: ContextPacket) -> str:
+    """The packet as markdown: admitted items under their lane headings (the JSON has the rejected ones)."""
+    lines = [f"# Context ({packet.used} of {packet.budget - packet.reserve} tokens, search: {packet.mode})"]
+    for lane in LANES:
+        items = [i for i in packet.items if i.lane == lane and i.admitted]
+        if items:
+            lines += ["", LANE_HEADINGS[lane]]
+            lines += [i.text if lane in ("standing", "index") else f"- {i.text}" for i in items]
+    rejected = sum(1 for i in packet.items if not i.admitted)
+    lines += ["", f"({rejected} more items did not fit; `brain context --json` lists them with reasons)"] if rejected else []
+    return "\n".join(lines) + "\n"
+
+
+def _cite_note(cites: list[str], dates: dict[str, str | None]) -> str:
+    """`(conv-26-s1#t3,t5 2023-05-08)`: the cited turns by session, each session with its date."""
+    if not cites:
+        return ""
+    by_session: dict[str, list[str]] = {}
+    for ref in cites:
+        sid, _, n = ref.removeprefix("session:").rpartition("#t")
+        by_session.setdefault(sid, []).append(n)
+    parts = []
+    for sid, turns in by_session.items():
+        date = next((dates.get(f"session:{sid}#t{n}") for n in turns if dates.get(f"session:{sid}#t{n}")), None)
+        shown = ",".join(f"t{n}" for n in turns[:4]) + (",…" if len(turns) > 4 else "")
+        parts.append(f"{sid}#{shown}" + (f" {date}" if date else ""))
+    return "(" + "; ".join(parts[:3]) + ("; …" if len(parts) > 3 else "") + ")"
+
+
+def _demote(markdown: str) -> str:
+    """Headings of an embedded document two levels down, below the packet's own `##` lane headings."""
+    return re.sub(r"^(#{1,4}) ", r"##\1 ", markdown, flags=re.M)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", plain(text).lower()).strip()
+
+
+def _window(text: str, terms: list[str], tokens: int) -> str:
+    """The run of sentences with the most query terms that fits `tokens`, marked where cut."""
+    sentences = _SENTENCE_RE.split(text)
+    marker = f" …[truncated: {estimate_tokens(text)} tokens in full]"
+    room = tokens - estimate_tokens(marker) - 1
+    best, best_score = (0, 0), -1
+    for start in range(len(sentences)):
+        size, score, end = 0, 0, start
+        while end < len(sentences) and size + estimate_tokens(sentences[end]) + 1 <= room:
+            size += estimate_tokens(sentences[end]) + 1
+            low = sentences[end].lower()
+            score += sum(1 for t in terms if t[:5] in low)
+            end += 1
+        if end > start and score > best_score:
+            best, best_score = (start, end), score
+    start, end = best
+    if end <= start:
+        return truncate(text, tokens, marker)
+    body = " ".join(sentences[start:end])
+    return ("… " if start else "") + body + marker
+
+
+def _as_hit(chunk, score: float) -> SearchHit:
+    return SearchHit(ref=chunk.ref, kind=chunk.kind, path=chunk.path, title=chunk.title, text=chunk.text,
+                     cites=chunk.cites, date=chunk.date, confidence=chunk.confidence, meta=chunk.meta, score=score)

@@ -1,0 +1,93 @@
+"""Sentence embeddings for dense search, from models that ship inside a PyPI package and load offline.
+
+`load_embedder("auto")` gives wordllama when it is importable, else None (search degrades to
+lexical). Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a
+small deterministic embedder instead of patching this module.
+
+wordllama workaround (0.4.0.post1): `WordLlama.load()` looks for its bundled tokenizer under
+`wordllama/tokenizer/` while the wheel ships it under `wordllama/tokenizers/`, so it falls back to
+a Hugging Face download (or fails with `disable_download=True`). We read the bundled weights and
+tokenizer files ourselves and build `WordLlamaInference` directly: nothing is fetched or cached.
+Importing wordllama also calls `logging.basicConfig(level=INFO)`; the root logger is restored.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import numpy as np
+
+EMBEDDERS = ("auto", "wordllama", "none")
+_LOADED: dict[str, "Embedder"] = {}
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors, one row per text."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> "np.ndarray": ...
+
+
+class EmbedderUnavailable(Exception):
+    """The embedding model cannot be loaded here; the message says why and what to install."""
+
+
+class WordLlamaEmbedder:
+    """wordllama l2_supercat at 256 dimensions (16 MB of weights inside the wheel)."""
+
+    name = "wordllama-l2_supercat-256"
+    dim = 256
+    MAX_CHARS = 2000  # averaged token vectors: a longer text adds cost, not meaning
+
+    def __init__(self) -> None:
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        try:
+            from importlib import resources
+
+            from safetensors import safe_open
+            from tokenizers import Tokenizer
+            from wordllama import WordLlamaInference
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"wordllama is not installed ({exc.name}); `pip install wordllama==0.4.0.post1`") from None
+        finally:
+            root.handlers[:], root.level = handlers, level
+        base = resources.files("wordllama")
+        weights = base / "weights" / "l2_supercat_256.safetensors"
+        tokenizer = base / "tokenizers" / "l2_supercat_tokenizer_config.json"
+        if not (weights.is_file() and tokenizer.is_file()):
+            raise EmbedderUnavailable("this wordllama build does not ship l2_supercat_256; install wordllama==0.4.0.post1")
+        with safe_open(str(weights), framework="np", device="cpu") as f:
+            matrix = f.get_tensor("embedding.weight")
+        self._model = WordLlamaInference(matrix, Tokenizer.from_file(str(tokenizer)))
+
+    def embed(self, texts: list[str]) -> "np.ndarray":
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        clipped = [t[: self.MAX_CHARS] if t.strip() else "." for t in texts]
+        vecs = np.asarray(self._model.embed(clipped, norm=True, batch_size=256), dtype=np.float32)
+        return np.nan_to_num(vecs)
+
+
+def load_embedder(name: str | None = "auto") -> tuple["Embedder | None", str | None]:
+    """(embedder, None), or (None, why) when `name` is "none" or the model cannot be loaded here.
+
+    Loaded models are kept for the process: a CLI call or an eval loads each model once.
+    """
+    name = (name or "auto").lower()
+    if name == "none":
+        return None, "dense vectors are turned off (--embedder none)"
+    if name not in EMBEDDERS:
+        return None, f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}"
+    if "wordllama" not in _LOADED:
+        try:
+            _LOADED["wordllama"] = WordLlamaEmbedder()
+        except EmbedderUnavailable as exc:
+            return None, str(exc)
+    return _LOADED["wordllama"], None

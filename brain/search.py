@@ -1,0 +1,277 @@
+"""`brain search`: hybrid ranking of page statements, memory cards, session summaries and raw turns.
+
+Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
+model, `brain.embed`) each rank the chunks; reciprocal rank fusion (RRF, k=60) merges the two
+lists, and the fused score is then adjusted:
+  * confidence: a card's score is scaled by 0.6 + 0.4 × confidence; a superseded card (`until`) by 0.5;
+  * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit.
+Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
+(no embedding model) → recency (neither); `SearchResult.mode` says which ran.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from brain.chunks import KINDS, Chunk
+from brain.search_index import IndexStats, SearchIndex
+
+if TYPE_CHECKING:
+    from brain.embed import Embedder
+
+Mode = Literal["hybrid", "dense", "lexical", "recency"]
+RRF_K = 20
+POOL = 200  # candidates taken from each ranker before fusion
+RECENCY_WEIGHT = 0.10
+DENSE_WEIGHT = 0.5
+REPLY_WEIGHT = 0.5
+PROMPT_WEIGHT = 0.2
+SUPERSEDED_FACTOR = 0.5
+_WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves ever also s t don didn doesn isn wasn weren won kind""".split()
+)
+
+
+class SearchHit(BaseModel):
+    """One ranked chunk, with the ranks and words that got it there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ref: str
+    kind: str
+    path: str
+    title: str
+    text: str
+    cites: list[str]
+    date: str | None
+    confidence: float | None
+    meta: dict
+    score: float
+    lexical_rank: int | None = None
+    dense_rank: int | None = None
+    matched: list[str] = Field(default_factory=list)
+    near: str | None = None  # the matching turn this one answers or prompts (conversation boost)
+
+    def chunk(self) -> Chunk:
+        return Chunk(ref=self.ref, kind=self.kind, path=self.path, title=self.title, text=self.text,
+                     cites=list(self.cites), date=self.date, confidence=self.confidence, meta=dict(self.meta))
+
+    def why(self) -> str:
+        """A short reason: which rankers found it, at which rank, on which words."""
+        parts = []
+        if self.lexical_rank:
+            words = f" on {', '.join(self.matched[:4])}" if self.matched else ""
+            parts.append(f"bm25 #{self.lexical_rank}{words}")
+        if self.dense_rank:
+            parts.append(f"dense #{self.dense_rank}")
+        if self.near:
+            parts.append(f"next to {self.near.removeprefix('session:')}")
+        return "; ".join(parts) or "recent"
+
+
+class SearchResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    query: str
+    mode: Mode
+    hits: list[SearchHit]
+    notes: list[str] = Field(default_factory=list)  # why the mode is not hybrid, index rebuilt, …
+    index: IndexStats
+
+
+def query_terms(text: str) -> list[str]:
+    """Content words of a query, lower case, in order, without duplicates or stopwords."""
+    out: list[str] = []
+    for w in _WORD_RE.findall(text.lower()):
+        w = w.split("'")[0]  # "melanie's" → "melanie", as the FTS5 tokenizer splits it
+        if (len(w) > 1 or w.isdigit()) and w not in STOPWORDS and w not in out:
+            out.append(w)
+    return out
+
+
+def fts_query(terms: list[str]) -> str:
+    """An FTS5 MATCH expression: any of the terms (each quoted, so no operator can sneak in)."""
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | None = None) -> dict[int, float]:
+    """Reciprocal rank fusion: Σ w / (k + rank) over the lists an id appears in (rank from 1)."""
+    k = RRF_K if k is None else k
+    scores: dict[int, float] = {}
+    for i, ranking in enumerate(rankings):
+        w = weights[i] if weights else 1.0
+        for rank, cid in enumerate(ranking, start=1):
+            scores[cid] = scores.get(cid, 0.0) + w / (k + rank)
+    return scores
+
+
+def adjust(score: float, chunk: Chunk, recency: float) -> float:
+    """The fused score scaled by the card's confidence, superseded state and the chunk's recency (0..1)."""
+    if chunk.kind == "note":
+        score *= 0.6 + 0.4 * (chunk.confidence if chunk.confidence is not None else 0.5)
+        if chunk.meta.get("until"):
+            score *= SUPERSEDED_FACTOR
+    return score * (1.0 + RECENCY_WEIGHT * recency)
+
+
+class Searcher:
+    """An open index and embedder answering many queries (the CLI, `brain context`, the eval)."""
+
+    def __init__(self, index: SearchIndex, notes: list[str] | None = None) -> None:
+        self.index = index
+        self.notes = notes or []
+
+    @classmethod
+    def open(cls, root: Path, embedder: "Embedder | None | str" = "auto", fts: bool = True) -> "Searcher":
+        """Open the Brain's index; `embedder` is a model, None (no dense vectors) or a name for `load_embedder`."""
+        notes = []
+        if isinstance(embedder, str):
+            from brain.embed import load_embedder
+
+            embedder, why = load_embedder(embedder)
+            if why:
+                notes.append(f"no dense vectors: {why}")
+        index = SearchIndex.open(root, embedder, fts=fts)
+        if index.stats.rebuilt:
+            notes.append(index.stats.rebuilt)
+        if not index.stats.lexical:
+            notes.append("no lexical search: this SQLite has no FTS5")
+        return cls(index, notes)
+
+    def close(self) -> None:
+        self.index.close()
+
+    def search(self, query: str, k: int = 10, kinds: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> SearchResult:
+        """The k best chunks for `query`, of the given kinds (all when empty), outside the excluded path prefixes."""
+        kinds = tuple(k_ for k_ in kinds if k_ in KINDS)
+        terms = query_terms(query)
+        notes = list(self.notes)
+        lexical: list[int] = []
+        if self.index.lexical_ready and terms:
+            lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)]
+        elif self.index.lexical_ready:
+            notes.append("no words to match in the query")
+        dense = self._dense(query, kinds, exclude) if self.index.embedder is not None and query.strip() else []
+        has_lex = self.index.lexical_ready and bool(terms)
+        has_dense = self.index.embedder is not None and bool(query.strip())
+        mode: Mode = "hybrid" if has_lex and has_dense else "dense" if has_dense else "lexical" if has_lex else "recency"
+        if mode == "recency":
+            ranked = self.index.recent(k, kinds, exclude)
+            chunks = self.index.chunks(ranked)
+            hits = [_hit(chunks[c], 1.0 / (RRF_K + i), None, None, []) for i, c in enumerate(ranked, 1) if c in chunks]
+            return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
+        fused = rrf([lexical, dense], weights=[1.0, DENSE_WEIGHT])
+        chunks = self.index.chunks(list(fused))
+        lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
+        dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
+        dates = [_ordinal(c.date) for c in chunks.values() if c.date]
+        lo, hi = (min(dates), max(dates)) if dates else (0, 0)
+        scored = []
+        for cid, base in fused.items():
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            d = _ordinal(chunk.date) if chunk.date else None
+            recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
+            scored.append((adjust(base, chunk, recency), cid))
+        via = self._conversation_boost(scored, chunks, exclude)
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        hits = [
+            _hit(chunks[cid], score, lex_rank.get(cid), dense_rank.get(cid), _matched(terms, chunks[cid]) if cid in lex_rank else [],
+                 via.get(cid))
+            for score, cid in scored[:k]
+        ]
+        return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
+
+    def _conversation_boost(self, scored: list[tuple[float, int]], chunks: dict[int, Chunk], exclude: tuple[str, ...]) -> dict[int, str]:
+        """Raise the neighbours of matching turns in a conversation between people (in place).
+
+        When two people talk, the answer to a matching question is the next turn, and it often
+        shares no word with the query: it gets REPLY_WEIGHT of the matching turn's score (the turn
+        before gets PROMPT_WEIGHT). Only between turns of role `user` by different speakers: an
+        assistant's reply restates, it is not the person's evidence. Returns id → the turn it follows.
+        """
+        turns = {chunks[cid].ref: (score, cid) for score, cid in scored if chunks[cid].kind == "turn"}
+        if not turns:
+            return {}
+        wanted = [_neighbour(ref, d) for ref in turns for d in (1, -1)]
+        known = self.index.by_refs([r for r in wanted if r not in turns])
+        known.update({ref: (cid, chunks[cid]) for ref, (_, cid) in turns.items()})
+        boost: dict[int, tuple[float, str]] = {}
+        for ref, (score, cid) in turns.items():
+            mine = chunks[cid]
+            for d, weight in ((1, REPLY_WEIGHT), (-1, PROMPT_WEIGHT)):
+                other = known.get(_neighbour(ref, d))
+                if other is None or any(other[1].path.startswith(p) for p in exclude):
+                    continue
+                ocid, ochunk = other
+                if mine.meta.get("role") == ochunk.meta.get("role") == "user" and mine.meta.get("speaker") != ochunk.meta.get("speaker"):
+                    add, _ = boost.get(ocid, (0.0, ""))
+                    boost[ocid] = (add + weight * score, ref)
+                    chunks.setdefault(ocid, ochunk)
+        index = {cid: i for i, (_, cid) in enumerate(scored)}
+        for cid, (add, _) in boost.items():
+            if cid in index:
+                i = index[cid]
+                scored[i] = (scored[i][0] + add, cid)
+            else:
+                scored.append((add, cid))
+        return {cid: ref for cid, (_, ref) in boost.items()}
+
+    def _dense(self, query: str, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
+        import numpy as np
+
+        ids, mat, kind_arr, path_arr = self.index.matrix()
+        if not len(ids):
+            return []
+        # Content words only: averaged word vectors of "when did … the" drown the few that matter.
+        qv = self.index.embedder.embed([" ".join(query_terms(query)) or query])[0]
+        sims = mat @ qv
+        mask = np.ones(len(ids), dtype=bool)
+        if kinds:
+            mask &= np.isin(kind_arr, list(kinds))
+        for prefix in exclude:
+            mask &= ~np.array([p.startswith(prefix) for p in path_arr], dtype=bool)
+        sims = np.where(mask, sims, -np.inf)
+        n = min(POOL, int(mask.sum()))
+        if n == 0:
+            return []
+        top = np.argpartition(-sims, n - 1)[:n]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [int(ids[i]) for i in top]
+
+
+def _ordinal(date: str) -> int:
+    try:
+        return dt.date.fromisoformat(date[:10]).toordinal()
+    except ValueError:
+        return 0
+
+
+def _matched(terms: list[str], chunk: Chunk) -> list[str]:
+    """Query terms found in the chunk (a prefix match stands in for the stemmer)."""
+    text = f"{chunk.title} {chunk.text}".lower()
+    return [t for t in terms if (t[:5] if len(t) > 5 else t) in text]
+
+
+def _neighbour(ref: str, delta: int) -> str:
+    head, _, n = ref.rpartition("#t")
+    return f"{head}#t{int(n) + delta}"
+
+
+def _hit(chunk: Chunk, score: float, lex: int | None, dense: int | None, matched: list[str], near: str | None = None) -> SearchHit:
+    return SearchHit(
+        ref=chunk.ref, kind=chunk.kind, path=chunk.path, title=chunk.title, text=chunk.text, cites=chunk.cites,
+        date=chunk.date, confidence=chunk.confidence, meta=chunk.meta, score=round(score, 6),
+        lexical_rank=lex, dense_rank=dense, matched=matched, near=near,
+    )

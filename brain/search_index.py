@@ -1,0 +1,309 @@
+"""The search index: chunks of the Brain in SQLite under `.dream/cache/`, FTS5 and vectors beside them.
+
+`SearchIndex.open(root, embedder)` brings the index up to date before it answers: a file whose
+size and mtime are unchanged is skipped, any other is hashed and re-chunked only when its content
+hash changed, and files that disappeared lose their chunks. Vectors are computed for chunks that
+lack one for the current embedder. An index that cannot be read (corrupt, other schema) is
+deleted and rebuilt, and `stats.rebuilt` says why. It is a cache: deleting it loses nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from brain import layout
+from brain.chunks import Chunk, chunks_of, indexable
+from brain.tree import DirTree
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from brain.embed import Embedder
+
+INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
+SCHEMA_VERSION = "1"
+EMBED_BATCH = 512
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime INTEGER);
+CREATE TABLE chunks(id INTEGER PRIMARY KEY, ref TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,
+  title TEXT, text TEXT, body TEXT, cites TEXT, date TEXT, confidence REAL, meta TEXT);
+CREATE INDEX chunks_path ON chunks(path);
+CREATE INDEX chunks_ref ON chunks(ref);
+CREATE TABLE vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+"""
+# External-content FTS5 kept in step by triggers; porter stemming over unicode61 tokens.
+_FTS = """
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, content='chunks', content_rowid='id',
+  tokenize='porter unicode61 remove_diacritics 2');
+CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
+  INSERT INTO chunks_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END;
+CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
+  INSERT INTO chunks_fts(chunks_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END;
+"""
+_VECTOR_CACHE: dict[tuple[str, str], tuple] = {}
+
+
+class IndexStats(BaseModel):
+    """What opening the index did, for `brain search --json` and the bench."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    path: str
+    files: int
+    chunks: int
+    vectors: int
+    changed: int
+    removed: int
+    embedded: int
+    lexical: bool
+    embedder: str | None
+    rebuilt: str | None = None  # why the index was rebuilt from scratch, None when it was not
+
+
+def search_text(chunk: Chunk) -> str:
+    """What lexical and dense search see of a chunk: its text, with the speaker of a turn."""
+    from brain.chunks import plain
+
+    if chunk.kind == "turn":
+        return f"{chunk.meta.get('speaker', '')}: {chunk.text}"
+    return plain(chunk.text)
+
+
+class SearchIndex:
+    """An open, up-to-date index of one Brain. Use `SearchIndex.open`."""
+
+    def __init__(self, root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", stats: IndexStats) -> None:
+        self.root = root
+        self.conn = conn
+        self.embedder = embedder
+        self.stats = stats
+
+    @classmethod
+    def open(cls, root: Path, embedder: "Embedder | None" = None, fts: bool = True) -> "SearchIndex":
+        """Open (or create) and update the index of the Brain at `root`; rebuilds it when unreadable.
+
+        `fts=False` builds it without FTS5, as on a SQLite compiled without it (lexical search off).
+        """
+        root = Path(root)
+        db = root / INDEX_FILE
+        db.parent.mkdir(parents=True, exist_ok=True)
+        rebuilt = None
+        for attempt in (1, 2):
+            try:
+                conn, reason = _connect(db, fts)
+                rebuilt = rebuilt or reason
+                stats = _update(root, conn, embedder, rebuilt)
+                return cls(root, conn, embedder, stats)
+            except sqlite3.DatabaseError as exc:
+                if attempt == 2:
+                    raise
+                rebuilt = f"the index could not be read ({exc}); rebuilt from the Brain's files"
+                _remove(db)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @property
+    def lexical_ready(self) -> bool:
+        return self.stats.lexical
+
+    # -- reading ----------------------------------------------------------------------------
+    def chunks(self, ids: list[int]) -> dict[int, Chunk]:
+        """Chunks by id (ids that no longer exist are left out)."""
+        out: dict[int, Chunk] = {}
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT id, ref, kind, path, title, text, cites, date, confidence, meta FROM chunks WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for row in rows:
+                out[row[0]] = _chunk(row[1:])
+        return out
+
+    def by_refs(self, refs: list[str]) -> dict[str, tuple[int, Chunk]]:
+        """(id, chunk) by ref, for refs that exist (e.g. the turns a page cites)."""
+        out: dict[str, tuple[int, Chunk]] = {}
+        for i in range(0, len(refs), 500):
+            part = refs[i : i + 500]
+            rows = self.conn.execute(
+                f"SELECT id, ref, kind, path, title, text, cites, date, confidence, meta FROM chunks WHERE ref IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for row in rows:
+                out[row[1]] = (row[0], _chunk(row[1:]))
+        return out
+
+    def lexical(self, match: str, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[tuple[int, float]]:
+        """(id, bm25) of the best FTS5 matches, best first (bm25 is negative: lower is better)."""
+        where, params = _filters(kinds, exclude)
+        sql = (
+            "SELECT c.id, bm25(chunks_fts, 0.3, 1.0) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?"
+        )
+        return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
+
+    def recent(self, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
+        where, params = _filters(kinds, exclude)
+        sql = f"SELECT c.id FROM chunks c WHERE 1 {where} ORDER BY c.date DESC, c.id DESC LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, [*params, limit])]
+
+    def matrix(self) -> tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]:
+        """(ids, unit vectors, kinds, paths) of every embedded chunk; cached per index generation."""
+        import numpy as np
+
+        gen = self._meta("generation") or "0"
+        key = (str(self.root / INDEX_FILE), gen)
+        hit = _VECTOR_CACHE.get(key)
+        if hit is None:
+            rows = self.conn.execute(
+                "SELECT v.id, v.vec, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id"
+            ).fetchall()
+            dim = self.embedder.dim if self.embedder else 0
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
+            kinds = np.array([r[2] for r in rows], dtype=object)
+            paths = np.array([r[3] for r in rows], dtype=object)
+            _VECTOR_CACHE.clear()
+            hit = _VECTOR_CACHE[key] = (ids, mat, kinds, paths)
+        return hit
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+
+def _filters(kinds: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, list]:
+    where, params = "", []
+    if kinds:
+        where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
+        params += list(kinds)
+    for prefix in exclude:
+        where += " AND substr(c.path, 1, ?) != ?"
+        params += [len(prefix), prefix]
+    return where, params
+
+
+def _chunk(row: tuple) -> Chunk:
+    ref, kind, path, title, text, cites, date, confidence, meta = row
+    return Chunk(ref=ref, kind=kind, path=path, title=title, text=text, cites=cites.split() if cites else [],
+                 date=date, confidence=confidence, meta=json.loads(meta) if meta else {})
+
+
+def _remove(db: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            os.remove(f"{db}{suffix}")
+        except FileNotFoundError:
+            pass
+
+
+def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
+    """An open index with our schema; recreated (with the reason) when it is another version."""
+    reason = None
+    if db.exists():
+        conn = sqlite3.connect(db, timeout=30)
+        try:
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+            has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is not None
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            version, has_fts, reason = None, False, f"the index could not be read ({exc}); rebuilt from the Brain's files"
+        if version and version[0] == SCHEMA_VERSION and has_fts == fts:
+            return conn, None
+        if reason is None:
+            conn.close()
+            reason = "the index was made by another version; rebuilt"
+        _remove(db)
+    conn = sqlite3.connect(db, timeout=30)
+    with conn:
+        conn.executescript(_SCHEMA)
+        if fts:
+            try:
+                conn.executescript(_FTS)
+            except sqlite3.OperationalError:  # SQLite built without FTS5: lexical search is off
+                pass
+        conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+    return conn, reason
+
+
+def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", rebuilt: str | None) -> IndexStats:
+    """Bring the index in step with the files; one transaction."""
+    files = [rel for rel in DirTree(root).files() if indexable(rel)]
+    known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT path, hash, size, mtime FROM files")}
+    changed = removed = embedded = 0
+    with conn:
+        for rel in files:
+            full = os.path.join(root, rel)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            old = known.get(rel)
+            if old and old[1] == st.st_size and old[2] == st.st_mtime_ns:
+                continue
+            with open(full, "rb") as f:
+                data = f.read()
+            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+            conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, digest, st.st_size, st.st_mtime_ns))
+            if old and old[0] == digest:
+                continue
+            changed += 1
+            _delete_chunks(conn, rel)
+            _insert_chunks(conn, chunks_of(rel, data))
+        for rel in set(known) - set(files):
+            removed += 1
+            conn.execute("DELETE FROM files WHERE path = ?", (rel,))
+            _delete_chunks(conn, rel)
+        if embedder is not None:
+            embedded = _embed_missing(conn, embedder)
+        if changed or removed or embedded:
+            conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    lexical = count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts'") > 0
+    return IndexStats(
+        path=INDEX_FILE, files=count("SELECT count(*) FROM files"), chunks=count("SELECT count(*) FROM chunks"),
+        vectors=count("SELECT count(*) FROM vectors"), changed=changed, removed=removed, embedded=embedded,
+        lexical=lexical, embedder=embedder.name if embedder else None, rebuilt=rebuilt,
+    )
+
+
+def _delete_chunks(conn: sqlite3.Connection, rel: str) -> None:
+    conn.execute("DELETE FROM vectors WHERE id IN (SELECT id FROM chunks WHERE path = ?)", (rel,))
+    conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
+
+
+def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
+    conn.executemany(
+        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        [
+            (c.ref, c.kind, c.path, c.title, c.text, search_text(c), " ".join(c.cites), c.date, c.confidence,
+             json.dumps(c.meta, sort_keys=True) if c.meta else None)
+            for c in chunks
+        ],
+    )
+
+
+def _embed_missing(conn: sqlite3.Connection, embedder: "Embedder") -> int:
+    """Vectors for chunks that have none for this embedder (all of them when the embedder changed)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    if row is None or row[0] != embedder.name:
+        conn.execute("DELETE FROM vectors")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (embedder.name,))
+    todo = conn.execute(
+        "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL ORDER BY c.id"
+    ).fetchall()
+    for i in range(0, len(todo), EMBED_BATCH):
+        part = todo[i : i + EMBED_BATCH]
+        texts = [body if kind == "turn" else f"{title}: {body}" for _, title, body, kind in part]
+        vecs = embedder.embed(texts)
+        conn.executemany("INSERT INTO vectors VALUES (?, ?)", [(cid, vecs[j].astype("float32").tobytes()) for j, (cid, *_) in enumerate(part)])
+    return len(todo)

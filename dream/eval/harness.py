@@ -1,0 +1,235 @@
+"""run_eval: compile each conversation into a temporary Brain, build packets per question, score them.
+
+Three systems at each budget, in the same run: `brain` (the full packet), `no-wiki` (the same
+Brain with knowledge/ left out: index and pages lanes empty, search never sees pages) and `bm25`
+(raw turns only, `dream.eval.baseline`). Nothing in the product knows it is being measured: the
+packets come from `brain.context` exactly as `brain context` builds them.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dream.eval.baseline import TurnBM25
+from dream.eval.datasets import Dataset, EvalCase, load_dataset
+from dream.eval.metrics import answer_in, found_gold
+
+SYSTEMS = ("brain", "no-wiki", "bm25")
+BUDGETS = (500, 1000, 2000)
+Progress = Callable[[int, str], None]  # (steps done since the last call, what is running)
+
+
+class Score(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    system: str
+    budget: int
+    category: str
+    questions: int
+    with_gold: int
+    recall: float | None  # mean share of gold turns found, over questions that have gold turns
+    all_evidence: float | None  # share of those questions whose gold turns were all found
+    answerable: int
+    answer_in: float | None  # share of questions with an answer whose answer string is in the packet
+    tokens: float  # mean tokens used
+
+
+class Miss(BaseModel):
+    """A gold turn the full packet at the middle budget did not carry (for improving Dream)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    case: str
+    category: str
+    question: str
+    answer: str | None
+    gold: str
+    text: str
+
+
+class EvalReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    dataset: str
+    file: str
+    backend: str
+    search_mode: str = ""
+    budgets: list[int]
+    systems: list[str] = Field(default_factory=lambda: list(SYSTEMS))
+    headline: list[str]
+    brains: int = 0
+    reused: int = 0  # Brains measured as found in the workdir, not compiled by this run
+    sessions: int = 0
+    questions: int = 0
+    compile_seconds: float = 0.0
+    packet_seconds: float = 0.0
+    scores: list[Score] = Field(default_factory=list)
+    misses: list[Miss] = Field(default_factory=list)
+
+    def score(self, system: str, budget: int, category: str) -> Score | None:
+        return next((s for s in self.scores if (s.system, s.budget, s.category) == (system, budget, category)), None)
+
+
+def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: str = "offline", embedder: str = "auto",
+             workdir: Path | None = None, reuse: bool = False, limit: int | None = None,
+             progress: Progress | None = None) -> EvalReport:
+    """Evaluate packets on a LoCoMo or LongMemEval file.
+
+    `workdir` keeps the compiled Brains (one folder per conversation); with `reuse`, a Brain already
+    compiled there is measured as it is instead of being compiled again.
+    """
+    data = load_dataset(fmt, path)
+    cases = data.cases[:limit] if limit else data.cases
+    wanted = list(dict.fromkeys(c.brain for c in cases))
+    report = EvalReport(dataset=fmt, file=str(path), backend=backend, budgets=list(budgets), headline=list(data.headline))
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="brain-eval-") as tmp:
+        base = Path(workdir) if workdir else Path(tmp)
+        for key in wanted:
+            root = base / key
+            t0 = time.perf_counter()
+            if reuse and (root / "knowledge").is_dir():
+                report.reused += 1
+            else:
+                _compile(data, key, root, backend, max(c.now for c in cases if c.brain == key))
+            report.sessions += len(list((root / "sessions" / "raw").glob("*.jsonl")))
+            report.compile_seconds += time.perf_counter() - t0
+            if progress:
+                progress(1, f"compiled {key}")
+            t0 = time.perf_counter()
+            results += _score_brain(root, [c for c in cases if c.brain == key], budgets, embedder, report, progress)
+            report.packet_seconds += time.perf_counter() - t0
+    report.brains, report.questions = len(wanted), len(cases)
+    report.scores = _aggregate(results, budgets, data.headline)
+    report.compile_seconds = round(report.compile_seconds, 2)
+    report.packet_seconds = round(report.packet_seconds, 2)
+    return report
+
+
+def steps(fmt: str, path: Path, limit: int | None = None) -> int:
+    """How many progress steps `run_eval` reports: one per Brain compiled, one per question."""
+    data = load_dataset(fmt, path)
+    cases = data.cases[:limit] if limit else data.cases
+    return len({c.brain for c in cases}) + len(cases)
+
+
+def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
+    from brain.scaffold import init_brain
+    from dream.backends import get_backend
+    from dream.importers import import_path
+    from dream.run import run
+    from dream.settings import load_settings
+
+    init_brain(root)
+    source = root.parent / f"{key}.input.json"
+    source.write_text(json.dumps(data.brains[key]), encoding="utf-8")
+    import_path(data.name, source, root)
+    source.unlink()
+    run(load_settings(root, backend=backend, now=f"{now.isoformat()}T23:59:00Z"), get_backend(backend))
+
+
+def _score_brain(root: Path, cases: list[EvalCase], budgets: tuple[int, ...], embedder: str, report: EvalReport,
+                 progress: Progress | None) -> list[dict]:
+    from brain.context import ContextBuilder, ContextOptions
+    from brain.search import Searcher
+
+    searcher = Searcher.open(root, embedder=embedder)
+    builder = ContextBuilder(root, searcher)
+    bm25 = TurnBM25(root)
+    turn_text = {c.ref: c.text for c in bm25.turns}
+    middle = sorted(budgets)[len(budgets) // 2]
+    out = []
+    try:
+        for case in cases:
+            row = {"case": case, "runs": {}}
+            for budget in budgets:
+                for system in SYSTEMS:
+                    if system == "bm25":
+                        items, used = bm25.packet(case.question, budget), None
+                    else:
+                        exclude = ("knowledge/",) if system == "no-wiki" else ()
+                        packet = builder.build(case.question, ContextOptions(budget=budget, now=case.now, exclude=exclude))
+                        items, used = packet.admitted, packet.used
+                        report.search_mode = report.search_mode or packet.mode
+                    found = found_gold(items, case.gold, turn_text)
+                    tokens = used if used is not None else sum(_tokens(i.text) for i in items)
+                    row["runs"][(system, budget)] = (len(found), answer_in(items, case.answer), tokens)
+                    if system == "brain" and budget == middle:
+                        report.misses += [
+                            Miss(case=case.id, category=case.category, question=case.question, answer=case.answer,
+                                 gold=ref, text=turn_text.get(ref, "(not in the Brain)"))
+                            for ref in case.gold if ref not in found
+                        ]
+            out.append(row)
+            if progress:
+                progress(1, case.id)
+    finally:
+        bm25.close()
+        searcher.close()
+    return out
+
+
+def _tokens(text: str) -> int:
+    from brain.tokens import estimate_tokens
+
+    return estimate_tokens(text)
+
+
+def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[str, ...]) -> list[Score]:
+    groups: dict[str, list[dict]] = {}
+    for row in results:
+        groups.setdefault(row["case"].category, []).append(row)
+    ordered = sorted(groups.items())
+    ordered.append(("headline", [r for r in results if r["case"].category in headline]))
+    ordered.append(("all", results))
+    scores = []
+    for category, rows in ordered:
+        for budget in budgets:
+            for system in SYSTEMS:
+                scores.append(_score(system, budget, category, rows))
+    return scores
+
+
+def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
+    recalls, alls, answers, tokens = [], [], [], []
+    for row in rows:
+        found, ans, used = row["runs"][(system, budget)]
+        gold = len(row["case"].gold)
+        if gold:
+            recalls.append(found / gold)
+            alls.append(found == gold)
+        if ans is not None:
+            answers.append(ans)
+        tokens.append(used)
+    mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
+    return Score(system=system, budget=budget, category=category, questions=len(rows), with_gold=len(recalls),
+                 recall=mean(recalls), all_evidence=mean(alls), answerable=len(answers), answer_in=mean(answers),
+                 tokens=round(sum(tokens) / len(tokens), 1) if tokens else 0.0)
+
+
+def render_markdown(report: EvalReport) -> str:
+    """One table per budget: per category, evidence recall / all-evidence / answer-in-packet per system."""
+    pct = lambda v: "–" if v is None else f"{100 * v:.1f}"  # noqa: E731
+    head_label = "categories " + ", ".join(c.split()[0] for c in report.headline) if report.dataset == "locomo" else "headline"
+    lines = [
+        f"# brain eval {report.dataset}: {Path(report.file).name}",
+        "",
+        f"{report.questions} questions, {report.brains} Brains, {report.sessions} sessions; backend `{report.backend}`, "
+        f"search `{report.search_mode}`; compile {report.compile_seconds:.1f} s, packets {report.packet_seconds:.1f} s.",
+        "Recall = mean share of gold turns in the packet; all = share of questions with every gold turn; "
+        "answer = answer string in the packet. Systems: brain / no-wiki (knowledge/ left out) / bm25 (raw turns).",
+    ]
+    categories = list(dict.fromkeys(s.category for s in report.scores))
+    for budget in report.budgets:
+        lines += ["", f"## Budget {budget} tokens", "",
+                  "| category | n | recall brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for category in categories:
+            row = [report.score(s, budget, category) for s in SYSTEMS]
+            label = head_label if category == "headline" else category
+            cells = [pct(r.recall) for r in row] + [pct(r.all_evidence) for r in row] + [pct(r.answer_in) for r in row]
+            lines.append(f"| {'**' + label + '**' if category in ('headline', 'all') else label} | {row[0].questions} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,184 @@
+"""brain.context: lanes, budget packing, reasons, memory cards, and the JSON schema of `brain context`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from brain.cards import freshness, render_card
+from brain.context import LANE_OVERHEAD, LANES, ContextBuilder, ContextItem, ContextOptions, ContextPacket, render_packet
+from brain.search import Searcher
+from brain.tokens import estimate_tokens
+from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain
+
+NOW = dt.date(2024, 6, 1)
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "context.md"
+CITE_RE = re.compile(r"^session:[A-Za-z0-9][A-Za-z0-9._-]*#t\d+$")
+
+
+@pytest.fixture
+def brain(tmp_path):
+    return retrieval_brain(tmp_path)
+
+
+def build(root: Path, question: str, budget: int = 2000, **options) -> ContextPacket:
+    builder = ContextBuilder(root, Searcher.open(root, embedder=ConceptEmbedder()))
+    return builder.build(question, ContextOptions(budget=budget, now=NOW, **options))
+
+
+def item(packet: ContextPacket, ref: str) -> ContextItem:
+    return next(i for i in packet.items if i.ref == ref)
+
+
+# -- packing ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("budget", [20, 60, 150, 400, 1000, 4000])
+@pytest.mark.parametrize("reserve", [0, 50])
+def test_packet_invariants_at_any_budget(brain, budget, reserve):
+    packet = build(brain, "Where does Ana work, and what is her dog called?", budget, reserve=reserve)
+    admitted = packet.admitted
+    lanes = {i.lane for i in admitted}
+    assert packet.used == sum(i.tokens for i in admitted) + LANE_OVERHEAD * len(lanes)
+    assert packet.used <= max(0, budget - reserve)
+    for i in packet.items:
+        assert i.tokens == estimate_tokens(i.text) and i.reason and i.lane in LANES
+        assert i.admitted or i.reason.startswith("rejected: ")
+        assert all(CITE_RE.match(c) for c in i.cites)
+    order = [LANES.index(i.lane) for i in admitted]
+    assert order[: len([o for o in order if o < 2])] == sorted(o for o in order if o < 2)  # standing, index first
+
+
+def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
+    packet = build(brain, "Where does Ana work?", 600)
+    text = render_packet(packet)
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## Standing instructions", "## Index", "## Pages", "## Memory cards", "## Evidence turns"]
+    assert item(packet, "guide.md").admitted and item(packet, "rules/dates.md").admitted
+    page = item(packet, "knowledge/people/ana-lima.md#L15")
+    assert page.text == "Ana Lima › About: Ana works at Tidewater Studio in Lisbon as a product designer. (2024-03-02-new-job#t1 2024-03-02)"
+    assert page.cites == ["session:2024-03-02-new-job#t1"]
+    turn = item(packet, "session:2024-01-10-intro#t1")
+    assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1] Ana: I work at Harbor Labs in Porto these days."
+
+
+def test_memory_cards_show_type_scope_freshness_stale_confidence_and_why(brain):
+    packet = build(brain, "Where does Ana work? PDF exports", 3000)
+    current = item(packet, "notes/ana-lima/ana-works-at-tidewater-studio.md").text
+    assert current.startswith("[card identity · ana-lima · seen 2024-03-02, 3mo old · 90%] Ana works at Tidewater Studio")
+    assert re.search(r"— why: bm25 #\d+ on ana, work", current)
+    old = item(packet, "notes/ana-lima/ana-works-at-harbor-labs.md").text
+    assert old.startswith("[card identity · ana-lima · superseded 2024-03-02, STALE · 90%]")
+    pdf = item(packet, "notes/ana-lima/ana-prefers-pdf-exports.md").text
+    assert pdf.startswith("[card preference · ana-lima · seen 2022-01-05, 2y old, STALE · 60%]")
+
+
+def test_a_long_card_is_shortened_with_a_marker():
+    meta = {"kind": "event", "topic": "ana-lima", "observed": "2024-05-30", "event_date": "2024-05-28"}
+    line, cut = render_card(meta, 0.75, "Ana ran the Lisbon half marathon " * 10, "(s#t1)", "dense #1", NOW, 50)
+    assert cut and "…[truncated]" in line and estimate_tokens(line) <= 50
+    assert line.startswith("[card event · ana-lima · seen 2024-05-30, 2d old · event 2024-05-28 · 75%] Ana ran")
+
+
+def test_freshness_labels_and_age_limits():
+    assert freshness({"kind": "project", "observed": "2023-11-01"}, NOW) == ("seen 2023-11-01, 7mo old", True)
+    assert freshness({"kind": "identity", "observed": "2023-11-01"}, NOW) == ("seen 2023-11-01, 7mo old", False)
+    assert freshness({"kind": "event", "observed": "2024-06-01"}, NOW) == ("seen 2024-06-01, today", False)
+    assert freshness({"kind": "event", "observed": "2024-05-20", "until": "2024-05-25"}, NOW) == ("superseded 2024-05-25", True)
+    assert freshness({"kind": "event"}, NOW) == ("undated", False)
+
+
+def test_evidence_already_in_the_packet_is_not_repeated(brain):
+    packet = build(brain, "Tidewater Studio Lisbon product designer", 3000)
+    first = next(i for i in packet.admitted if "session:2024-03-02-new-job#t1" in i.cites)
+    repeats = [i for i in packet.items if i.cites == ["session:2024-03-02-new-job#t1"] and i is not first]
+    assert repeats and all(not i.admitted for i in repeats)
+    assert {i.reason.split(";")[0] for i in repeats} <= {
+        f"rejected: its evidence is already in the packet ({first.ref})",
+        f"rejected: duplicate of {first.ref}",
+    }
+
+
+def test_a_rule_is_never_shortened_but_the_guide_may_be(brain):
+    (brain / "guide.md").write_text("# Guide\n\n" + "Cite every claim with the turn it rests on. " * 30)
+    (brain / "rules/long.md").write_text("# Long rule\n\n" + "Never invent a date. " * 40)
+    packet = build(brain, "Where does Ana work?", 400)
+    guide = item(packet, "guide.md")
+    assert guide.admitted and "…[truncated: guide has" in guide.text
+    rule = item(packet, "rules/long.md")
+    assert not rule.admitted and "never shortened" in rule.reason and rule.text.endswith("Never invent a date.")
+    assert re.match(r"rejected: needs \d+ tokens, \d+ left in the (budget|standing lane's share)", rule.reason)
+
+
+def test_the_reserve_is_kept_free(brain):
+    packet = build(brain, "Where does Ana work?", 300, reserve=300)
+    assert packet.used == 0 and not packet.admitted
+    assert all("0 left" in i.reason for i in packet.items if i.lane != "index")
+
+
+def test_without_knowledge_no_page_or_index_item(brain):
+    packet = build(brain, "Where does Ana work?", 2000, exclude=("knowledge/",))
+    assert packet.admitted and not any(i.ref.startswith("knowledge/") for i in packet.items)
+    assert not any(i.lane == "index" for i in packet.items)
+
+
+def test_long_turns_are_cut_to_the_passage_that_matches(brain):
+    long = {"type": "turn", "n": 3, "role": "assistant", "speaker": "assistant", "text": "Filler sentence about nothing. " * 60 + "The boards use the Inter typeface. " + "More filler here. " * 60}
+    path = brain / "sessions/raw/2022-01-05-exports.jsonl"
+    path.write_text(path.read_text() + json.dumps(long) + "\n")
+    packet = build(brain, "Which typeface do the boards use?", 300)
+    turn = item(packet, "session:2022-01-05-exports#t3")
+    assert turn.admitted and "The boards use the Inter typeface." in turn.text
+    assert "…[truncated: " in turn.text and "shortened to the passage that matches" in turn.reason
+
+
+# -- the JSON schema ----------------------------------------------------------------------------
+def test_context_json_schema_matches_the_docs(brain, cli):
+    result = cli("context", "Where does Ana work?", "--budget", "500", "--now", "2024-06-01", "--embedder", "none", "--json", "--brain", brain)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"question", "budget", "reserve", "used", "mode", "notes", "items"}
+    ContextPacket.model_validate(data)
+    for entry in data["items"]:
+        assert set(entry) == {"lane", "ref", "text", "tokens", "reason", "admitted", "cites"}
+        assert (type(entry["tokens"]), type(entry["admitted"]), type(entry["cites"])) == (int, bool, list)
+    doc = DOCS.read_text(encoding="utf-8")
+    for field in list(ContextPacket.model_fields) + list(ContextItem.model_fields) + ["id"]:
+        assert f"`{field}`" in doc, f"docs/context.md does not document `{field}`"
+    for lane in LANES:
+        assert f"`{lane}`" in doc
+
+
+def test_context_questions_file_prints_one_json_line_each(brain, cli, tmp_path):
+    asked = tmp_path / "q.jsonl"
+    asked.write_text('{"id": "a", "question": "Where does Ana work?"}\nnot json\n{"id": 7, "question": "What is the dog called?"}\n')
+    result = cli("context", "--questions", asked, "--budget", "300", "--embedder", "none", "--brain", brain)
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "7"]
+    assert all(line["items"] and line["used"] <= 300 for line in lines)
+    assert result.stderr == f"warning: {asked}:2: malformed JSON (Expecting value); line skipped\n"
+
+
+def test_context_needs_a_question_or_a_file(brain, cli):
+    result = cli("context", "--brain", brain)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: give either a QUESTION or --questions FILE\n")
+
+
+def test_context_text_output(brain, cli):
+    result = cli("context", "Where does Ana work?", "--budget", "300", "--now", "2024-06-01", "--embedder", "none", "--brain", brain)
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# Context (")
+    assert "## Evidence turns" in result.stdout
+
+
+def test_search_cli_text_and_json(brain, cli):
+    result = cli("search", "Pepper puppy", "-k", "2", "--embedder", "none", "--brain", brain)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == "1. knowledge/people/ana-lima.md#L16  [page 2024-03-02]  bm25 #2 on pepper"
+    assert result.stderr.startswith("search: lexical, 2 results; ")
+    data = json.loads(cli("search", "Pepper", "--kind", "turn", "--json", "--embedder", "none", "--brain", brain).stdout)
+    assert data["mode"] == "lexical" and {h["kind"] for h in data["hits"]} == {"turn"}

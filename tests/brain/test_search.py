@@ -1,0 +1,173 @@
+"""brain.search and its index: ranking, fusion, degradation, incremental updates, corruption."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from brain.chunks import chunks_of
+from brain.search import Searcher, adjust, fts_query, query_terms, rrf
+from brain.search_index import INDEX_FILE
+from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain
+
+
+@pytest.fixture
+def brain(tmp_path):
+    return retrieval_brain(tmp_path)
+
+
+def refs(result) -> list[str]:
+    return [h.ref for h in result.hits]
+
+
+# -- pure parts ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", ["caroline", "go", "lgbtq", "support", "group"]),
+        ("What is Melanie's hobby?", ["melanie", "hobby"]),
+        ("the a of", []),
+        ("Born in 1987, moved in 2020", ["born", "1987", "moved", "2020"]),
+        ('NOT "quoted" NEAR -x*', ["quoted", "near"]),
+    ],
+)
+def test_query_terms(query, terms):
+    assert query_terms(query) == terms
+
+
+def test_fts_query_quotes_every_term_so_operators_are_words():
+    assert fts_query(["not", "near", "violin"]) == '"not" OR "near" OR "violin"'
+
+
+def test_rrf_rewards_agreement_between_rankers():
+    fused = rrf([[1, 2, 3], [3, 4]], k=10)
+    assert fused[3] == pytest.approx(1 / 13 + 1 / 11)
+    assert sorted(fused, key=lambda i: -fused[i]) == [3, 1, 2, 4]
+    weighted = rrf([[1], [2]], k=10, weights=[1.0, 0.5])
+    assert weighted[1] == pytest.approx(2 * weighted[2])
+
+
+def test_adjust_by_confidence_superseded_and_recency():
+    (card,) = [c for c in chunks_of("notes/x/a.md", _note(0.5)) if c.kind == "note"]
+    assert adjust(1.0, card, 0.0) == pytest.approx(0.8)
+    assert adjust(1.0, card, 1.0) == pytest.approx(0.88)
+    (old,) = chunks_of("notes/x/a.md", _note(1.0, until="2024-01-01"))
+    assert adjust(1.0, old, 0.0) == pytest.approx(0.5)
+
+
+def _note(confidence: float, until: str | None = None) -> bytes:
+    extra = f"until: {until}\n" if until else ""
+    return (f"---\ntitle: A\ntype: note\nkind: event\ntopic: x\nconfidence: {confidence}\nobserved: 2024-01-01\n{extra}"
+            "sources:\n  1: session:s#t1\n---\nA fact. [cite:1]\n").encode()
+
+
+def test_pages_and_summaries_are_cut_into_statements_with_their_own_cites(brain):
+    page = chunks_of("knowledge/people/ana-lima.md", (brain / "knowledge/people/ana-lima.md").read_bytes())
+    assert [(c.title, c.cites) for c in page] == [
+        ("Ana Lima › About", ["session:2024-03-02-new-job#t1"]),
+        ("Ana Lima › About", ["session:2024-01-10-intro#t3"]),
+        ("Ana Lima › History", ["session:2024-01-10-intro#t1", "session:2024-03-02-new-job#t1"]),
+    ]
+    summary = chunks_of("sessions/summaries/2024-03-02-new-job.md", (brain / "sessions/summaries/2024-03-02-new-job.md").read_bytes())
+    assert [c.cites for c in summary] == [["session:2024-03-02-new-job#t1"], ["session:2024-03-02-new-job#t2"]]
+    assert {c.date for c in summary} == {"2024-03-02"}
+    assert summary[0].ref == "sessions/summaries/2024-03-02-new-job.md#L15.1"
+
+
+# -- ranking ------------------------------------------------------------------------------------
+def test_hybrid_ranks_the_current_fact_above_the_superseded_one(brain):
+    result = Searcher.open(brain, embedder=ConceptEmbedder()).search("Where does Ana work?", k=20, kinds=("note",))
+    assert result.mode == "hybrid"
+    assert refs(result)[0] == "notes/ana-lima/ana-works-at-tidewater-studio.md"
+    old = refs(result).index("notes/ana-lima/ana-works-at-harbor-labs.md")
+    assert result.hits[old].lexical_rank == 1  # the words alone would put the old employer first
+    top = result.hits[0]
+    assert (top.lexical_rank, top.dense_rank, top.matched) == (2, 1, ["ana", "work"])
+    assert top.why() == "bm25 #2 on ana, work; dense #1"
+
+
+def test_dense_finds_a_paraphrase_that_shares_no_word(brain):
+    searcher = Searcher.open(brain, embedder=ConceptEmbedder())
+    hybrid = searcher.search("music", k=5, kinds=("turn",))
+    assert "session:2024-01-10-intro#t5" in refs(hybrid)  # "learn the violin"
+    lexical = Searcher.open(brain, embedder=None).search("music", k=5, kinds=("turn",))
+    assert lexical.mode == "lexical" and lexical.hits == []
+
+
+def test_the_reply_to_a_matching_question_is_found_in_a_conversation(brain):
+    result = Searcher.open(brain, embedder=None).search("What did Ana do on the weekend?", k=3, kinds=("turn",))
+    assert refs(result)[:2] == ["session:2024-01-10-intro#t2", "session:2024-01-10-intro#t3"]
+    assert result.hits[1].near == "session:2024-01-10-intro#t2"
+    assert "next to 2024-01-10-intro#t2" in result.hits[1].why()
+
+
+def test_assistant_replies_are_not_raised_by_the_question_before_them(brain):
+    result = Searcher.open(brain, embedder=None).search("export boards PDF", k=5, kinds=("turn",))
+    assert all(h.near is None for h in result.hits)
+
+
+def test_kinds_and_excluded_prefixes_filter_both_rankers(brain):
+    searcher = Searcher.open(brain, embedder=ConceptEmbedder())
+    result = searcher.search("Tidewater Studio Lisbon", k=50, exclude=("knowledge/",))
+    assert result.hits and not any(h.path.startswith("knowledge/") for h in result.hits)
+    assert {h.kind for h in searcher.search("Tidewater", k=50, kinds=("summary",)).hits} == {"summary"}
+
+
+# -- degradation --------------------------------------------------------------------------------
+def test_degrades_hybrid_dense_lexical_recency(brain):
+    q = "Pepper the puppy"
+    assert Searcher.open(brain, embedder=ConceptEmbedder()).search(q).mode == "hybrid"
+    dense = Searcher.open(brain, embedder=ConceptEmbedder(), fts=False).search(q, k=3)
+    assert dense.mode == "dense" and "no lexical search: this SQLite has no FTS5" in dense.notes
+    assert dense.hits[0].dense_rank == 1 and dense.hits[0].lexical_rank is None
+    lexical = Searcher.open(brain, embedder=None).search(q, k=3)
+    assert lexical.mode == "lexical" and lexical.hits[0].dense_rank is None
+    recency = Searcher.open(brain, embedder=None, fts=False).search(q, k=3)
+    assert recency.mode == "recency"
+    assert [h.date for h in recency.hits] == sorted((h.date for h in recency.hits), reverse=True)
+
+
+def test_unknown_embedder_name_degrades_with_the_reason(brain):
+    searcher = Searcher.open(brain, embedder="none")
+    assert searcher.search("Pepper").mode == "lexical"
+    assert searcher.notes == ["no dense vectors: dense vectors are turned off (--embedder none)"]
+
+
+def test_a_query_without_words_falls_back_to_dense_then_recency(brain):
+    assert Searcher.open(brain, embedder=ConceptEmbedder()).search("the of ?").mode == "dense"
+    result = Searcher.open(brain, embedder=None).search("the of ?")
+    assert result.mode == "recency" and "no words to match in the query" in result.notes
+
+
+# -- the index ----------------------------------------------------------------------------------
+def test_index_updates_incrementally_by_content_hash(brain):
+    embedder = ConceptEmbedder()
+    first = Searcher.open(brain, embedder=embedder).index.stats
+    assert (first.changed, first.embedded) == (10, first.chunks)  # README, guide, rule and the generated index are not
+    again = Searcher.open(brain, embedder=embedder).index.stats
+    assert (again.changed, again.removed, again.embedded) == (0, 0, 0)
+    session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
+    session.write_text(session.read_text() + json.dumps({"type": "turn", "n": 3, "role": "user", "speaker": "Ana", "text": "Pepper loves the studio."}) + "\n")
+    os.utime(brain / "knowledge/people/ben-okafor.md")  # touched, same content: re-hashed, not re-chunked
+    (brain / "notes/ana-lima/ana-prefers-pdf-exports.md").unlink()
+    grown = Searcher.open(brain, embedder=embedder)
+    assert (grown.index.stats.changed, grown.index.stats.removed, grown.index.stats.embedded) == (1, 1, 3)
+    assert "session:2024-03-02-new-job#t3" in refs(grown.search("Pepper loves the studio", k=3))
+
+
+def test_a_corrupt_index_is_rebuilt_and_says_so(brain):
+    Searcher.open(brain, embedder=None).close()
+    (brain / INDEX_FILE).write_bytes(b"this is not a database" * 100)
+    searcher = Searcher.open(brain, embedder=None)
+    assert searcher.index.stats.rebuilt and "rebuilt" in searcher.notes[0]
+    assert searcher.search("Pepper").hits
+
+
+def test_changing_the_embedder_recomputes_every_vector(brain):
+    Searcher.open(brain, embedder=ConceptEmbedder()).close()
+    other = ConceptEmbedder()
+    other.name = "test-concepts-16-v2"
+    stats = Searcher.open(brain, embedder=other).index.stats
+    assert stats.embedded == stats.chunks == stats.vectors
