@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from brain import layout
 from brain.view import BrainView
 from dream.backends.base import ModelBackend, VerifyRequest
+from dream.claims import judge_claims, remove_claims
+from dream.settings import VerifierPolicy
 from validators import Finding, run_checks
-from validators.verifier import ClaimVerdict, verify_page
+from validators.verifier import ClaimVerdict
 
 MAX_ROUNDS = 4
 
@@ -24,6 +26,8 @@ class GateResult:
     findings: list[Finding] = field(default_factory=list)  # on staged files, after drops
     verdicts: list[ClaimVerdict] = field(default_factory=list)
     rejected: dict[str, list[str]] = field(default_factory=dict)  # path → reasons
+    removed: list[ClaimVerdict] = field(default_factory=list)  # claims cut from staged files (policy)
+    flagged: list[ClaimVerdict] = field(default_factory=list)  # claims kept but listed for the owner
 
     def verdict_counts(self) -> Counter:
         return Counter(v.label for v in self.verdicts)
@@ -40,10 +44,14 @@ class BackendJudge:
         return verdict.label, verdict.score, verdict.reason
 
 
-def run_gate(staged, backend: ModelBackend, regenerate) -> GateResult:
-    """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes."""
+def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None) -> GateResult:
+    """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes.
+
+    New or changed claims are judged once each (dream.claims); what is done with the ones not
+    supported is the verifier policy: remove the claim, reject the file, keep it, or flag it.
+    """
+    policy = policy or VerifierPolicy()
     result = GateResult()
-    judge = BackendJudge(backend)
     verified: dict[str, list[ClaimVerdict]] = {}
     for _ in range(MAX_ROUNDS):
         view = BrainView(staged.overlay())
@@ -53,17 +61,16 @@ def run_gate(staged, backend: ModelBackend, regenerate) -> GateResult:
         for f in findings:
             if f.severity == "error":
                 bad.setdefault(f.path, []).append(f.lint_line())
-        for path in written:
-            if path in bad or path not in view.docs or not path.endswith(".md") or path in layout.GENERATED:
-                continue
-            if path not in verified:
-                verified[path] = verify_page(view, view.docs[path], judge)
-            failing = [v for v in verified[path] if v.label != "supported"]
-            if failing:
-                bad[path] = [f"{v.path}:{v.line}: {v.label}: {v.reason}" for v in failing]
-        if not bad:
+        todo = [p for p in written if p not in bad and p not in verified and p.endswith(".md") and p not in layout.GENERATED]
+        verified.update(judge_claims(view, staged, todo, backend))
+        edited = False
+        for path in todo:
+            edited |= _apply_policy(staged, path, verified[path], policy, result, bad)
+        if not bad and not edited:
             result.findings = findings
             result.verdicts = [v for path, vs in sorted(verified.items()) if path in written for v in vs]
+            result.removed = [v for v in result.removed if v.path in written]
+            result.flagged = [v for v in result.flagged if v.path in written]
             return result
         for path, reasons in sorted(bad.items()):
             result.rejected.setdefault(path, []).extend(reasons)
@@ -78,6 +85,26 @@ def run_gate(staged, backend: ModelBackend, regenerate) -> GateResult:
         regenerate()
     result.findings = [f for f in run_checks(BrainView(staged.overlay())) if f.path in staged.written]
     return result
+
+
+def _apply_policy(staged, path: str, verdicts: list[ClaimVerdict], policy: VerifierPolicy, result: GateResult, bad: dict) -> bool:
+    """Act on one file's claims that are not supported; True when its staged text was edited."""
+    failing = [v for v in verdicts if v.label != "supported"]
+    action = {v.claim: policy.unsupported if v.label == "unsupported" else policy.contradicted for v in failing}
+    if "reject" in action.values():
+        bad[path] = [f"{v.path}:{v.line}: {v.label}: {v.reason}" for v in failing]
+        return False
+    result.flagged += [v for v in failing if action[v.claim] == "flag"]
+    remove = [v for v in failing if action[v.claim] == "remove"]
+    if not remove:
+        return False
+    text = remove_claims(staged.read(path), path, [v.claim for v in remove])
+    if text is None:
+        bad[path] = [f"{v.path}:{v.line}: {v.label}: {v.reason}" for v in remove] + [f"{path}: no supported claim is left"]
+        return False
+    result.removed += remove
+    staged.write(path, text)
+    return True
 
 
 def _unlink_everywhere(staged, slug: str) -> None:

@@ -31,6 +31,9 @@ from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, blob_id, parse_state
 from dream.sync import apply_sync, plan_sync, read_live
+from dream.backends.base import RunContext
+from dream.calls import over_budget
+from dream.claims import withdraw_failed_pages
 
 
 def _read(tree: DirTree, rel: str) -> str | None:
@@ -76,9 +79,20 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.seed_resolver()
     _seed_owner(comp, settings.owner)
+    run_dir = root / layout.RUNS / run_id
+    backend.open_run(RunContext(run_dir=run_dir, index=_read(live, layout.KNOWLEDGE_INDEX) or "", instructions=instructions.text, record=settings.record))
+    if settings.record:
+        from dream.record import snapshot_inputs
+
+        snapshot_inputs(root, run_dir, settings, run_id, backend, head)
 
     sessions = {}
-    for pending in plan.pending:
+    for i, pending in enumerate(plan.pending):
+        # Budgets stop the run at a session boundary; what is done lands, the rest waits.
+        report.stopped = over_budget(backend.usage(), settings.max_tokens, settings.max_cost)
+        if report.stopped:
+            report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
+            break
         rel = layout.raw_session_path(pending.id)
         session, session_problems = parse_session(live.read_bytes(rel), rel)
         report.problems += [str(p) for p in session_problems]
@@ -96,14 +110,21 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
             summary = summarize_session(comp, clean)
             attach_session(comp, clean, pending.first_turn)
         except BackendError as exc:
-            report.session_failures[pending.id] = str(exc)
+            report.session_failures[pending.id] = str(exc) + (f" ({exc.hint})" if exc.hint else "")
+            if exc.fatal:  # e.g. no key: every other session would fail alike
+                report.stopped = f"{exc}"
+                break
             continue
         sessions[pending.id] = (pending, clean, summary)
 
     if not sessions:
-        report.status, report.reason = "failed", "no pending session could be read (see problems)"
+        report.status, report.reason = "failed", report.stopped or "no pending session could be read (see problems)"
         return _finish(root, run_id, report)
     update_pages(comp)
+    for sid, path in withdraw_failed_pages(comp, sessions):
+        # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
+        sessions.pop(sid, None)
+        report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
     for sid, (pending, clean, summary) in sessions.items():
         write_summary(comp, clean, summary)
         state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
@@ -113,7 +134,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report)
 
     regenerate()
-    gate = run_gate(staged, backend, regenerate)
+    gate = run_gate(staged, backend, regenerate, settings.verifier)
+    report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
+    report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
     report.rejected = gate.rejected
     report.verifier = dict(sorted(gate.verdict_counts().items()))
     report.findings = [f.lint_line() for f in gate.findings]
@@ -128,6 +151,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     report.session_failures.update({f.unit: f.reason for f in comp.failures})
     usage = backend.usage()
     report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
+    report.cache_read_tokens, report.cache_write_tokens = usage.cache_read_tokens, usage.cache_write_tokens
+    report.cost_usd, report.model_calls = usage.cost_usd, usage.calls
+    report.model, report.backend_reason = backend.model, settings.backend_reason
     if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
     regenerate()  # the log entry and state carry the final figures
@@ -203,7 +229,7 @@ def _log_text(comp: Compilation, report: RunReport) -> str:
         f"- sessions: {len(sessions)} ({', '.join(sessions)})" if sessions else "- sessions: 0",
         f"- pages: {len(report.pages_created)} created, {len(report.pages_updated)} updated, {len(report.rejected)} rejected",
         f"- verifier: {report.verifier_line()}",
-        f"- backend: {report.backend}; tokens: {report.tokens_in} in, {report.tokens_out} out",
+        f"- backend: {report.backend}{f' ({report.model})' if report.model else ''}; tokens: {report.tokens_line()}",
     ]
     entry += [f"- conflict: {c}" for c in comp.conflicts]
     body = rest.lstrip("\n")
