@@ -41,6 +41,7 @@ FORGET = ".dream/forget.md"
 RUNS = ".dream/runs"
 CACHE = ".dream/cache"
 LOCK = ".dream/lock"
+JOURNAL = ".dream/journal.json"
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
 DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/")

@@ -65,11 +65,14 @@ class BrainRepo:
     def is_repo(self) -> bool:
         return (self.root / ".git").exists()
 
-    def git(self, *args: str, env: dict[str, str] | None = None) -> str:
-        """Run `git <args>` in the Brain; raises BrainError with git's own message on failure."""
+    def git(self, *args: str, env: dict[str, str] | None = None, istream: Path | None = None) -> str:
+        """Run `git <args>` in the Brain (stdin from `istream`); raises BrainError with git's message."""
         git = _git_module()
         with self._repo() as repo:
             try:
+                if istream is not None:
+                    with open(istream, "rb") as fh:
+                        return repo.git.execute(["git", *args], env=_identity(env), istream=fh)
                 return repo.git.execute(["git", *args], env=_identity(env))
             except git.GitCommandError as exc:
                 raise BrainError(f"git {' '.join(args[:2])} failed: {str(exc.stderr).strip()}") from exc

@@ -28,6 +28,7 @@ class GateResult:
     rejected: dict[str, list[str]] = field(default_factory=dict)  # path → reasons
     removed: list[ClaimVerdict] = field(default_factory=list)  # claims cut from staged files (policy)
     flagged: list[ClaimVerdict] = field(default_factory=list)  # claims kept but listed for the owner
+    unverified: list[str] = field(default_factory=list)  # files the verifier could not judge (rejected)
 
     def verdict_counts(self) -> Counter:
         return Counter(v.label for v in self.verdicts)
@@ -54,15 +55,20 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
     result = GateResult()
     verified: dict[str, list[ClaimVerdict]] = {}
     for _ in range(MAX_ROUNDS):
-        view = BrainView(staged.overlay())
         written = staged.written
+        view = BrainView(staged.overlay(), focus=written)
         findings = [f for f in run_checks(view) if f.path in written]
         bad: dict[str, list[str]] = {}
         for f in findings:
             if f.severity == "error":
                 bad.setdefault(f.path, []).append(f.lint_line())
         todo = [p for p in written if p not in bad and p not in verified and p.endswith(".md") and p not in layout.GENERATED]
-        verified.update(judge_claims(view, staged, todo, backend))
+        verdicts, failed = judge_claims(view, staged, todo, backend)
+        verified.update(verdicts)
+        for path, why in failed.items():
+            bad[path] = [f"{path}: {why}"]
+            result.unverified.append(path)
+        todo = [p for p in todo if p in verdicts]
         edited = False
         for path in todo:
             edited |= _apply_policy(staged, path, verified[path], policy, result, bad)
@@ -83,7 +89,7 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)
         regenerate()
-    result.findings = [f for f in run_checks(BrainView(staged.overlay())) if f.path in staged.written]
+    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written)) if f.path in staged.written]
     return result
 
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 from brain import layout
 from brain.errors import BrainError
-from brain.render import render_knowledge_index, render_sessions_index
+from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import BrainRepo
 from brain.sessions import parse_session
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.backends.base import BackendError, ModelBackend
-from dream.compile import Compilation, UnitFailure
+from dream.compile import Compilation, DocCache, UnitFailure
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
@@ -30,10 +30,10 @@ from dream.sanitize import sanitize_session
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, blob_id, parse_state
-from dream.sync import apply_sync, plan_sync, read_live
+from dream.sync import apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
-from dream.claims import withdraw_failed_pages
+from dream.claims import withdraw
 
 
 def _read(tree: DirTree, rel: str) -> str | None:
@@ -45,16 +45,21 @@ def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
-    with run_lock(root):
-        return _run_locked(settings, backend)
+    with run_lock(root) as stale:
+        report = _run_locked(settings, backend)
+        if stale:
+            report.problems.insert(0, stale)
+        return report
 
 
 def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
+    recovered = recover(root)  # finish (or discard) what a killed run left
     live = DirTree(root)
     view = BrainView(live)
     state, state_problem = parse_state(_read(live, layout.STATE))
+    state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
     files, problems = list_session_files(live)
     plan = plan_sessions(files, state, settings.max_sessions)
     run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
@@ -77,6 +82,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
     comp.forgotten = [s for s in forgotten if s not in _read_forget_slugs(live)]
     comp.read_blob = lambda blob: _blob_text(repo, blob)
+    comp.cache = DocCache(root / layout.CACHE / "docs.json")
     comp.seed_resolver()
     _seed_owner(comp, settings.owner)
     run_dir = root / layout.RUNS / run_id
@@ -121,7 +127,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.status, report.reason = "failed", report.stopped or "no pending session could be read (see problems)"
         return _finish(root, run_id, report)
     update_pages(comp)
-    for sid, path in withdraw_failed_pages(comp, sessions):
+    for sid, path in withdraw(comp, sessions, [f.unit for f in comp.failures if layout.is_page_path(f.unit)]):
         # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
         sessions.pop(sid, None)
         report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
@@ -134,9 +140,15 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report)
 
     regenerate()
+    fault("after-staging")
     gate = run_gate(staged, backend, regenerate, settings.verifier)
+    fault("after-gate")
     report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
     report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
+    for sid, path in withdraw(comp, sessions, gate.unverified):
+        state.sessions.pop(sid, None)  # the final regenerate() below writes state.json without it
+        report.session_failures[sid] = f"kept pending: {path} could not be verified"
+        report.sessions = [s for s in report.sessions if s != sid]
     report.rejected = gate.rejected
     report.verifier = dict(sorted(gate.verdict_counts().items()))
     report.findings = [f.lint_line() for f in gate.findings]
@@ -158,6 +170,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
     regenerate()  # the log entry and state carry the final figures
 
+    if not settings.dry_run:
+        comp.cache.save()  # a dry run leaves nothing behind but its run folder
     if settings.dry_run:
         report.status = "dry-run"
         report.files = sorted(staged.written)
@@ -166,7 +180,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
-        report.commit = apply_sync(root, sync, report.commit_message(), staged.root)
+        fault("after-plan")
+        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id)
+        report.commit = result.commit
+        report.conflicts += result.conflicts
     return _finish(root, run_id, report)
 
 
@@ -202,8 +219,19 @@ def _write_generated(comp: Compilation, report: RunReport) -> None:
     """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md, state.json from the staged view."""
     staged = comp.staged
     view = BrainView(staged.overlay())
-    staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index(view.pages))
-    staged.write(layout.SESSIONS_INDEX, render_sessions_index(view.summaries))
+    tree = view.tree
+    lines = {}
+    for path in view.page_paths:
+        card = comp.cache.page(path, tree.read_bytes(path), view.doc)
+        if card is not None:
+            lines[path] = card["line"]
+    entries = {}
+    for path in view.paths_under(layout.SESSIONS_SUMMARIES + "/"):
+        card = comp.cache.summary(path, tree.read_bytes(path), view.doc)
+        if card is not None:
+            entries[path.rsplit("/", 1)[1][:-3]] = (card["started"], card["line"])
+    staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
+    staged.write(layout.SESSIONS_INDEX, render_sessions_index_lines(entries))
     staged.write(layout.KNOWLEDGE_LOG, _log_text(comp, report))
     if comp.forgotten:
         forget = staged.read(layout.FORGET) or "# Forget\n\n"

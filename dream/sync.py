@@ -8,16 +8,20 @@ text stays and Dream's change is deferred. `apply_sync` writes atomically and co
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
+from brain.errors import BrainError
 from brain.repo import BrainRepo
 from dream.merge import merge3
 
 DREAM_AUTHOR = "Dream <dream@localhost>"
+DREAM_IDENTITY = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localhost"}
 
 
 class SyncPlan(BaseModel):
@@ -60,7 +64,8 @@ def read_live(root: Path, paths: list[str]) -> dict[str, str | None]:
 def write_atomic(path: Path, text: str) -> None:
     """Temp file in the same folder, then rename: a reader sees the old file or the new one, never a torn one.
 
-    No fsync per file: the commit is the unit of durability (git writes its objects safely).
+    No fsync per file: the commit is the unit of durability (git writes its objects safely), and
+    the journal lets the next run finish a working-tree update a crash interrupted.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.dream-tmp")
@@ -68,32 +73,198 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def apply_sync(root: Path, plan: SyncPlan, message: str, staged_root: Path | None = None) -> str | None:
-    """Put the plan's files in place and commit exactly them as Dream; returns the commit sha.
+class Journal(BaseModel):
+    """`.dream/journal.json`: a commit whose working-tree update may not have finished."""
 
-    A staged file that lands unchanged is renamed into place (atomic, no copy); a merged one is
-    written through a temp file.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    run_id: str
+    ref: str
+    old: str | None
+    new: str
+    files: dict[str, str | None]  # path → text before the run (None: the file did not exist)
+
+
+class SyncResult(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    commit: str | None
+    conflicts: list[str] = Field(default_factory=list)  # found while rebasing on the owner's commits
+    rebased: int = 0
+
+
+def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path) -> SyncResult:
+    """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
+
+    If the owner committed while the run worked, the branch moved: the plan is merged onto their
+    commit (3-way per file, their text wins on conflict) and the swap is tried again.
     """
     if not plan.writes:
-        return None
-    merged = set(plan.merged)
-    made: set[Path] = set()
-    for rel, text in plan.writes.items():
-        target = Path(root) / rel
-        source = Path(staged_root) / rel if staged_root else None
-        if source is not None and rel not in merged and source.is_file():
-            if target.parent not in made:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made.add(target.parent)
-            os.replace(source, target)
-        else:
-            write_atomic(target, text)
+        return SyncResult(commit=None)
     repo = BrainRepo(root)
-    # Paths go through a file: a large run exceeds the command-line length limit.
-    with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
-        pathspec, message_file = Path(tmp) / "paths", Path(tmp) / "message"
-        pathspec.write_text("\n".join(sorted(plan.writes)) + "\n", encoding="utf-8")
-        message_file.write_text(message, encoding="utf-8")
-        repo.git("add", f"--pathspec-from-file={pathspec}")
-        repo.git("commit", "-q", "--no-verify", "--author", DREAM_AUTHOR, "-F", str(message_file), f"--pathspec-from-file={pathspec}")
-    return repo.head()
+    ref = repo.git("symbolic-ref", "-q", "HEAD").strip() or "HEAD"
+    writes, conflicts, rebased = dict(plan.writes), [], 0
+    for _ in range(5):
+        new = _build_commit(repo, writes, message, base, run_dir)
+        fault("after-commit-object")
+        before = {rel: _read_text(root / rel) for rel in sorted(writes)}
+        journal = Journal(run_id=run_id, ref=ref, old=base, new=new, files=before)
+        write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
+        fault("after-journal")
+        try:
+            repo.git("update-ref", "-m", f"dream: run {run_id}", ref, new, base or "0" * 40)
+        except BrainError:
+            (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
+            current = repo.head()
+            writes, lost = _rebase(repo, writes, base, current)
+            conflicts += lost
+            base, rebased = current, rebased + 1
+            if not writes:
+                return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
+            continue
+        fault("after-update-ref")
+        finish_worktree(root, journal)
+        return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
+    raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
+
+
+def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path) -> str:
+    """Blobs, a tree from a private index, and a commit object: nothing visible changes yet."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    index = run_dir / "index"
+    index.unlink(missing_ok=True)
+    env = {"GIT_INDEX_FILE": str(index)}
+    blobs_dir = run_dir / "blobs"
+    blobs_dir.mkdir(exist_ok=True)
+    names = sorted(writes)
+    files = []
+    for i, rel in enumerate(names):
+        f = blobs_dir / f"{i}"
+        f.write_bytes(writes[rel].encode("utf-8"))
+        files.append(str(f))
+    list_file = run_dir / "blob-list"
+    list_file.write_text("\n".join(files) + "\n", encoding="utf-8")
+    ids = repo.git("hash-object", "-w", f"--stdin-paths", istream=list_file).split()
+    fault("after-blobs")
+    if base:
+        repo.git("read-tree", base, env=env)
+    info = run_dir / "index-info"
+    info.write_text("".join(f"100644 {blob}\t{rel}\n" for blob, rel in zip(ids, names)), encoding="utf-8")
+    repo.git("update-index", "--index-info", env=env, istream=info)
+    tree = repo.git("write-tree", env=env).strip()
+    fault("after-tree")
+    msg = run_dir / "message"
+    msg.write_text(message, encoding="utf-8")
+    parents = ["-p", base] if base else []
+    return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip()
+
+
+def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None) -> tuple[dict[str, str], list[str]]:
+    """Dream's writes re-applied on the owner's newer commit: their changes win where they overlap."""
+    out, lost = {}, []
+    for rel, text in writes.items():
+        was = _show(repo, base, rel)
+        now = _show(repo, head, rel)
+        if now == was:
+            out[rel] = text
+            continue
+        if now is None:
+            lost.append(f"{rel}: deleted by the owner in a commit made during the run; not re-created")
+            continue
+        merged, clean = merge3(was or "", now, text)
+        if clean:
+            out[rel] = merged
+        else:
+            lost.append(f"{rel}: the owner committed an overlapping edit during the run; the owner's text was kept")
+    return out, lost
+
+
+def finish_worktree(root: Path, journal: Journal) -> None:
+    """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
+
+    Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
+    when it still holds what it held before the run (or Dream's own text): anything else is the
+    owner's and is left alone, showing as their uncommitted change.
+    """
+    repo = BrainRepo(root)
+    done = []
+    for i, (rel, before) in enumerate(sorted(journal.files.items())):
+        target = _show(repo, journal.new, rel)
+        current = _read_text(Path(root) / rel)
+        if target is not None and current in (before, target):
+            if current != target:
+                write_atomic(Path(root) / rel, target)
+            done.append(rel)
+        if i == len(journal.files) // 2:
+            fault("mid-worktree")
+    fault("after-worktree")
+    if done:
+        clear_stale_index_lock(root)
+        with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
+            spec = Path(tmp) / "paths"
+            spec.write_text("\n".join(done) + "\n", encoding="utf-8")
+            _with_index_retry(lambda: repo.git("reset", "-q", journal.new, f"--pathspec-from-file={spec}"))
+    fault("after-index")
+    (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
+
+
+def _with_index_retry(action, attempts: int = 100, pause: float = 0.05):
+    """Run a git command that takes .git/index.lock, waiting while the owner's git holds it."""
+    for i in range(attempts):
+        try:
+            return action()
+        except BrainError as exc:
+            if "index.lock" not in str(exc) or i == attempts - 1:
+                raise
+            time.sleep(pause)
+    return None
+
+
+def recover(root: Path) -> str | None:
+    """Finish or discard what a killed run left: returns a line for the report, or None."""
+    path = Path(root) / layout.JOURNAL
+    if not path.is_file():
+        return None
+    try:
+        journal = Journal.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError:
+        path.unlink()
+        return f"{layout.JOURNAL} was unreadable and was removed"
+    repo = BrainRepo(root)
+    current = repo.git("rev-parse", "-q", "--verify", journal.ref).strip() if journal.ref else repo.head()
+    if current == journal.new:
+        finish_worktree(root, journal)
+        return f"finished the working-tree update of run {journal.run_id}, interrupted by a crash"
+    path.unlink()
+    return f"run {journal.run_id} was interrupted before its commit; it left nothing behind"
+
+
+def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
+    """Remove `.git/index.lock` left by a killed git (older than max_age seconds); True when removed."""
+    lock = Path(root) / ".git" / "index.lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    if age < max_age:
+        return False
+    lock.unlink(missing_ok=True)
+    return True
+
+
+def _show(repo: BrainRepo, rev: str | None, rel: str) -> str | None:
+    if not rev:
+        return None
+    data = repo.show(rev, rel)
+    return data.decode("utf-8", errors="replace") if data is not None else None
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace") if not path.is_symlink() else None
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
+def fault(name: str) -> None:
+    """Fault injection for the crash tests: `DREAM_FAULT=<name>` kills the process right here."""
+    if os.environ.get("DREAM_FAULT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)

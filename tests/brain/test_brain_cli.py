@@ -85,7 +85,7 @@ def test_init_in_a_folder_with_files_keeps_them(cli, make_tree):
     assert report["kept"] == ["guide.md"] and report["updated"] == [".gitignore"]
     assert "guide.md" not in report["created"]
     assert (root / "guide.md").read_text() == "# Mine\n"
-    assert (root / ".gitignore").read_text() == "*.tmp\n.dream/runs/\n.dream/cache/\n.dream/lock\n"
+    assert (root / ".gitignore").read_text() == "*.tmp\n.dream/runs/\n.dream/cache/\n.dream/lock\n.dream/journal.json\n"
     assert "notes.txt" not in git(root, "ls-files").split()
     assert cli("index", "--brain", root).stdout == "# Index\n"
 

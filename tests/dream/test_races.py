@@ -1,0 +1,61 @@
+"""The owner keeps working while Dream runs: edits and commits made mid-run are never lost."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from crash_harness import EDITED, OWNER_LINE, dream_cmd, git, prepare, problems_after_crash
+from nadia_runs import PERSONA, isolated_env
+
+RACES = 8  # bench/races.py runs hundreds
+
+
+def owner_commit(root: Path, rel: str, line: str) -> None:
+    """Append a line and commit it, retrying while Dream's git holds the index lock."""
+    with open(root / rel, "a", encoding="utf-8") as fh:
+        fh.write(f"\n{line}\n")
+    for _ in range(200):
+        done = subprocess.run(["git", "commit", "-q", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
+        if done.returncode == 0:
+            return
+        if "index.lock" not in done.stderr:
+            raise AssertionError(done.stderr)
+    raise AssertionError("could not commit: index locked for too long")
+
+
+def race(before: Path, work: Path, seed: int) -> list[str]:
+    """One race: start Dream, edit and commit pages at a random moment, then check nothing was lost."""
+    rnd = random.Random(seed)
+    shutil.copytree(before, work, symlinks=True)
+    proc = subprocess.Popen(dream_cmd(work), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    import time
+
+    time.sleep(rnd.uniform(0.0, 1.2))
+    committed = f"Owner line committed mid-run ({seed})."
+    target = rnd.choice([EDITED, "knowledge/organizations/sora-city-laboratory.md", "knowledge/projects/japan-universal-design-sprint.md"])
+    owner_commit(work, target, committed)
+    _, err = proc.communicate(timeout=300)
+    problems = [] if proc.returncode == 0 else [f"dream run failed: {err.strip()}"]
+    problems += problems_after_crash(work, set())
+    if committed not in (work / target).read_text(encoding="utf-8"):
+        problems.append(f"the committed owner line vanished from {target}")
+    if committed not in git(work, "log", "-p", "-1", "--format=", f"--grep=owner edit", "--", target):
+        problems.append("the owner's commit is not in history")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with isolated_env("2026-07-15T02:00:00+00:00"):
+        return prepare(tmp_path_factory.mktemp("races") / "before", PERSONA)
+
+
+@pytest.mark.parametrize("seed", range(RACES))
+def test_owner_commits_during_a_run_are_kept(before: Path, seed: int, tmp_path: Path) -> None:
+    with isolated_env("2026-07-15T02:00:00+00:00"):
+        assert race(before, tmp_path / "brain", seed) == []
+    assert OWNER_LINE  # the uncommitted edit prepared in `before` is checked by problems_after_crash
