@@ -59,14 +59,19 @@ def _openai(inp: float, out: float, cached: float) -> Price:
     return Price(input=inp, output=out, cache_read=cached, cache_write=inp)
 
 
-#: Public list prices (USD per million tokens) at the time of writing; longest prefix wins.
+#: Public list prices (USD per million tokens) of models whose price we know; longest prefix wins.
+#: Unknown models cost None ("cost unknown"): --max-cost then needs [dream] price_in/price_out.
 #: Override for any model with `[dream] price_in` / `price_out` in brain.toml.
 PRICES: dict[str, Price] = {
+    "claude-opus-4-6": _anthropic(5.0, 25.0),
     "claude-opus-4-5": _anthropic(5.0, 25.0),
     "claude-opus-4-1": _anthropic(15.0, 75.0),
-    "claude-opus-4": _anthropic(15.0, 75.0),
-    "claude-sonnet-4": _anthropic(3.0, 15.0),
-    "claude-3-7-sonnet": _anthropic(3.0, 15.0),
+    "claude-opus-4-0": _anthropic(15.0, 75.0),
+    "claude-opus-4-2025": _anthropic(15.0, 75.0),
+    "claude-sonnet-4-6": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-5": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-0": _anthropic(3.0, 15.0),
+    "claude-sonnet-4-2025": _anthropic(3.0, 15.0),
     "claude-haiku-4-5": _anthropic(1.0, 5.0),
     "claude-3-5-haiku": _anthropic(0.8, 4.0),
     "gpt-4.1-mini": _openai(0.4, 1.6, 0.1),

@@ -13,7 +13,7 @@ import re
 from brain import layout
 from brain.errors import PageError
 from brain.page import parse_page, render_page
-from dream.backends.base import ModelBackend, VerifyRequest
+from dream.backends.base import BackendError, ModelBackend, VerifyRequest
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
@@ -36,9 +36,11 @@ def _group(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> dict[str, list[ClaimVerdict]]:
-    """Verdicts for the new or changed claims of `paths` (staged files), asked in batches."""
+def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple[dict[str, list[ClaimVerdict]], dict[str, str]]:
+    """Verdicts for the new or changed claims of `paths` (staged files), asked in batches; and the
+    paths whose batch the backend could not judge (path → why), which must not land unverified."""
     verdicts: dict[str, list[ClaimVerdict]] = {p: [] for p in paths}
+    failed: dict[str, str] = {}
     batches: dict[str, list[tuple[str, object, VerifyRequest]]] = {}
     page_paths = {layout.page_location(p)[1]: p for p in view.page_paths} if any(layout.is_note_path(p) for p in paths) else {}
     for path in paths:
@@ -57,14 +59,23 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> dict[
                 continue
             req = VerifyRequest(claim=claim.text, evidence=evidence_for(view, page, claim.cites), context=context)
             batches.setdefault(key, []).append((path, claim, req))
+    fatal: str | None = None
     for key in sorted(batches):
         items = batches[key]
-        answers = backend.verify_claims([req for _, _, req in items])
+        try:
+            if fatal:
+                raise BackendError(fatal)
+            answers = backend.verify_claims([req for _, _, req in items])
+        except BackendError as exc:
+            fatal = str(exc) if exc.fatal else fatal  # no more calls after a refused key
+            for path, _, _ in items:
+                failed[path] = f"the verifier failed: {exc}"
+                verdicts.pop(path, None)
+            continue
         for (path, claim, _), v in zip(items, answers):
-            verdicts[path].append(
-                ClaimVerdict(path=path, line=claim.line, claim=claim.text, label=v.label, score=v.score, reason=v.reason)
-            )
-    return verdicts
+            if path in verdicts:
+                verdicts[path].append(ClaimVerdict(path=path, line=claim.line, claim=claim.text, label=v.label, score=v.score, reason=v.reason))
+    return verdicts, failed
 
 
 def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
@@ -103,22 +114,42 @@ def _drop_empty_sections(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
 
 
-def withdraw_failed_pages(comp, sessions: dict) -> list[tuple[str, str]]:
-    """Pages whose write failed: their notes staged in this run are withdrawn (and links to a new
-    one unlinked); returns (session id, page path) for each processed session that fed one, so the
-    run keeps it pending and the next run makes the facts, and the page, again."""
+def withdraw(comp, sessions: dict, paths: list[str]) -> list[tuple[str, str]]:
+    """Take back what this run staged for files that cannot land (a page whose write failed, a file
+    the verifier could not judge): the page, the notes of its topic and the notes that mention it
+    (links to a new page become text). Returns (session id, path) for each processed session whose
+    facts were taken back: the run keeps it pending, so the next run makes those notes, and with
+    them the page, again (re-attaching a fact that already has its note would change nothing)."""
     from dream.gate import _unlink_everywhere
 
     fed: list[tuple[str, str]] = []
-    for path in sorted({f.unit for f in comp.failures if layout.is_page_path(f.unit)}):
-        slug = layout.page_location(path)[1]
+    for path in sorted(set(paths)):
+        if layout.is_summary_path(path):
+            sid = path.rsplit("/", 1)[1][:-3]
+            fed += [(sid, path)] if sid in sessions else []
+            continue
+        if layout.is_note_path(path):
+            slug = path.split("/")[1]
+        elif layout.is_page_path(path):
+            slug = layout.page_location(path)[1]
+        else:
+            continue
         sids: set[str] = set()
-        for note, text in comp.staged.written.items():
-            if note.startswith(f"{layout.NOTES}/{slug}/"):
-                sids |= {sid for sid in sessions if f"session:{sid}#" in text}
-                comp.staged.drop(note)
-        comp.staged.drop(path)
-        if not comp.staged.base.exists(path):
-            _unlink_everywhere(comp.staged, slug)
+        for topic, notes in sorted(comp.topics.items()):
+            for note_path, note in sorted(notes.notes.items()):
+                if comp.staged.has(note_path) and (topic == slug or slug in note.mentions):
+                    targets = [*note.sources, *([note.superseded_by] if note.superseded_by else [])]
+                    sids |= {t.split("#")[0].removeprefix("session:") for t in targets} & set(sessions)
+                    comp.staged.drop(note_path)
+        page = comp.page_path(slug)
+        if page:
+            comp.staged.drop(page)
+            if not comp.staged.base.exists(page):
+                # A `## Related` bullet that is only the link goes; other links become their text.
+                related = re.compile(r"^- \[\[" + re.escape(slug) + r"(?:\|[^\]]*)?\]\]\n", re.M)
+                for other, text in comp.staged.written.items():
+                    if other.endswith(".md") and related.search(text):
+                        comp.staged.write(other, related.sub("", text))
+                _unlink_everywhere(comp.staged, slug)
         fed += [(sid, path) for sid in sorted(sids)]
     return fed

@@ -25,7 +25,7 @@ from dream.backends.errors import (
 from dream.backends.llm import DESCRIPTIONS, TASKS, Completion, LLMBackend, Prompt, render, schema
 from dream.calls import CallUsage, price_for
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"  # not on the SDK's deprecation list (claude-sonnet-4-5 is)
 
 
 def _sdk():

@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from brain.sessions import Session, SessionHeader, Turn
 from dream.backends.base import (
     BackendError,
     ExtractRequest,
@@ -46,6 +47,8 @@ from dream.backends.errors import (
     NetworkDisabledError,
 )
 from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, cost
+from dream.instructions import Instructions, parse_instructions
+from dream.sanitize import sanitize_session
 
 SKILL = Path(__file__).resolve().parents[2] / "skills" / "dream" / "SKILL.md"
 #: Turns shown before a grown session's first new turn, as context for pronouns.
@@ -184,6 +187,7 @@ class LLMBackend(ModelBackend):
         self._recorder = None
         self._system: str | None = None
         self._indexed: frozenset[str] = frozenset()
+        self._instructions = Instructions()
 
     # --- run setup ---------------------------------------------------------------------------
 
@@ -192,6 +196,7 @@ class LLMBackend(ModelBackend):
         self._log = CallLog(ctx.run_dir)
         self._system = render("system.j2", skill=skill_text(), instructions=ctx.instructions, index=ctx.index)
         self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
+        self._instructions = parse_instructions(ctx.instructions)
         if ctx.record:
             from dream.record import Recorder
 
@@ -247,7 +252,7 @@ class LLMBackend(ModelBackend):
     def _verify_batch(self, reqs: list[VerifyRequest]) -> list[Verdict]:
         if not reqs:
             return []
-        claims = [{"n": i, "claim": r.claim, "evidence": r.evidence} for i, r in enumerate(reqs, 1)]
+        claims = [{"n": i, "claim": r.claim, "evidence": self._clean(r.evidence)} for i, r in enumerate(reqs, 1)]
         user = render("verify.j2", claims=claims, context=reqs[0].context, answer=self.answer_line("verify"))
         unit = _first_line(reqs[0].context) or reqs[0].claim[:60]
         result = self._structured("verify", user, unit, lambda out: _check_verdicts(out, len(reqs)))
@@ -256,6 +261,12 @@ class LLMBackend(ModelBackend):
             Verdict(label=by_n[i].label, score=1.0 if by_n[i].label == "supported" else 0.0, reason=by_n[i].reason)
             for i in range(1, len(reqs) + 1)
         ]
+
+    def _clean(self, texts: list[str]) -> list[str]:
+        """Evidence is raw turn text read from the Brain: sanitise it as turns are before they leave."""
+        turns = [Turn(n=i, role="user", text=t) for i, t in enumerate(texts, 1)]
+        clean, _ = sanitize_session(Session(header=SessionHeader(id="evidence"), turns=turns), self._instructions)
+        return [t.text for t in clean.turns]
 
     # --- structured output ------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ import re
 from brain import layout
 from brain.page import Frontmatter, Page, new_page, parse_page, render_page
 from brain.errors import PageError
-from dream.backends.base import PageFact, WritePageRequest
+from dream.backends.base import BackendError, PageFact, WritePageRequest
 from dream.compile import Compilation
 from dream.notes import Note
 
@@ -28,7 +28,7 @@ def update_pages(comp: Compilation) -> None:
             continue
         try:
             _update_page(comp, slug, path)
-        except PageError as exc:
+        except (PageError, BackendError) as exc:  # a model call failed: that page only (dream.run keeps its sessions pending)
             comp.failures.append(_failure(path, str(exc)))
 
 

@@ -280,3 +280,51 @@ def offline_answer(task: str, body: dict, kind: str) -> dict:
             verdicts.append({"n": int(m.group(1)), "label": v.label, "reason": v.reason})
         return {"verdicts": verdicts}
     raise ValueError(f"the stub does not know the task {task!r}")
+
+
+# --- Brains and runs for the backend tests ------------------------------------------------------------
+
+#: Three short Nadia sessions: enough for one to fail while the others land.
+SMALL = ("2026-03-04-job-search", "2026-03-11-sprint-kickoff", "2026-04-06-workshop-dates")
+NOW = "2026-07-15T02:00:00Z"
+
+
+def small_brain(dest, keep=SMALL):
+    """Nadia's inputs with only the sessions in `keep`, committed."""
+    from nadia_runs import NADIA_IDS, nadia_inputs
+
+    return nadia_inputs(dest, leave_out=tuple(s for s in NADIA_IDS if s not in keep))
+
+
+def set_dream(root, table: str = "dream", **values) -> None:
+    """Append a brain.toml table (e.g. [dream] timeout, retries) and commit it, as an owner would."""
+    from nadia_runs import git
+
+    lines = [f"\n[{table}]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    path = root / "brain.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", f"brain.toml: [{table}]")
+
+
+def dream_run(root, *args: str, env: dict | None = None):
+    """`dream run --brain ROOT --now NOW ARGS…` through click, with `env` set for the call."""
+    from click.testing import CliRunner
+
+    from dream.cli import main
+
+    return CliRunner().invoke(main, ["run", "--brain", str(root), "--now", NOW, *args], env=env or {}, catch_exceptions=False)
+
+
+def run_report(root, result=None) -> dict:
+    """The report.json of the last run (from `dream status`' point of view: the newest run folder)."""
+    runs = sorted((root / ".dream" / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
+    return json.loads((runs[-1] / "report.json").read_text(encoding="utf-8"))
+
+
+def pending(root) -> list[str]:
+    """Sessions not in .dream/state.json (what the next run will process)."""
+    from nadia_runs import RAW
+
+    state = root / ".dream" / "state.json"
+    done = json.loads(state.read_text(encoding="utf-8"))["sessions"] if state.is_file() else {}
+    return sorted(p.stem for p in (root / RAW).glob("*.jsonl") if p.stem not in done)
