@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain.chunks import KINDS, Chunk
-from brain.search_index import IndexStats, SearchIndex
+from brain.search_index import IndexStats, Light, SearchIndex
 
 if TYPE_CHECKING:
     from brain.embed import Embedder
@@ -31,6 +31,7 @@ RECENCY_WEIGHT = 0.10
 DENSE_WEIGHT = 0.5
 REPLY_WEIGHT = 0.5
 PROMPT_WEIGHT = 0.2
+CONVERSATION_POOL = 100  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STOPWORDS = frozenset(
@@ -115,11 +116,11 @@ def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | 
     return scores
 
 
-def adjust(score: float, chunk: Chunk, recency: float) -> float:
-    """The fused score scaled by the card's confidence, superseded state and the chunk's recency (0..1)."""
-    if chunk.kind == "note":
-        score *= 0.6 + 0.4 * (chunk.confidence if chunk.confidence is not None else 0.5)
-        if chunk.meta.get("until"):
+def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float) -> float:
+    """The fused score scaled by a card's confidence and superseded state, and by recency (0..1)."""
+    if kind == "note":
+        score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
+        if until:
             score *= SUPERSEDED_FACTOR
     return score * (1.0 + RECENCY_WEIGHT * recency)
 
@@ -171,21 +172,22 @@ class Searcher:
             hits = [_hit(chunks[c], 1.0 / (RRF_K + i), None, None, []) for i, c in enumerate(ranked, 1) if c in chunks]
             return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
         fused = rrf([lexical, dense], weights=[1.0, DENSE_WEIGHT])
-        chunks = self.index.chunks(list(fused))
+        light = self.index.light(list(fused))
         lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
-        dates = [_ordinal(c.date) for c in chunks.values() if c.date]
+        dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
         scored = []
         for cid, base in fused.items():
-            chunk = chunks.get(cid)
-            if chunk is None:
+            c = light.get(cid)
+            if c is None:
                 continue
-            d = _ordinal(chunk.date) if chunk.date else None
+            d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
-            scored.append((adjust(base, chunk, recency), cid))
-        via = self._conversation_boost(scored, chunks, exclude)
+            scored.append((adjust(base, c.kind, c.confidence, c.until, recency), cid))
+        via = self._conversation_boost(scored, light, exclude)
         scored.sort(key=lambda s: (-s[0], s[1]))
+        chunks = self.index.chunks([cid for _, cid in scored[:k]])
         hits = [
             _hit(chunks[cid], score, lex_rank.get(cid), dense_rank.get(cid), _matched(terms, chunks[cid]) if cid in lex_rank else [],
                  via.get(cid))
@@ -193,7 +195,7 @@ class Searcher:
         ]
         return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
 
-    def _conversation_boost(self, scored: list[tuple[float, int]], chunks: dict[int, Chunk], exclude: tuple[str, ...]) -> dict[int, str]:
+    def _conversation_boost(self, scored: list[tuple[float, int]], light: dict[int, Light], exclude: tuple[str, ...]) -> dict[int, str]:
         """Raise the neighbours of matching turns in a conversation between people (in place).
 
         When two people talk, the answer to a matching question is the next turn, and it often
@@ -201,24 +203,25 @@ class Searcher:
         before gets PROMPT_WEIGHT). Only between turns of role `user` by different speakers: an
         assistant's reply restates, it is not the person's evidence. Returns id → the turn it follows.
         """
-        turns = {chunks[cid].ref: (score, cid) for score, cid in scored if chunks[cid].kind == "turn"}
+        turns = sorted(((score, cid) for score, cid in scored if light[cid].kind == "turn" and light[cid].role == "user"), reverse=True)
+        turns = turns[:CONVERSATION_POOL]
         if not turns:
             return {}
-        wanted = [_neighbour(ref, d) for ref in turns for d in (1, -1)]
-        known = self.index.by_refs([r for r in wanted if r not in turns])
-        known.update({ref: (cid, chunks[cid]) for ref, (_, cid) in turns.items()})
+        # A session's turns are indexed in order, so turn n ± 1 is id ± 1 (checked by ref and path).
+        wanted = [cid + d for _, cid in turns for d in (1, -1)]
+        known = self.index.light([i for i in wanted if i not in light])
+        known.update(light)
         boost: dict[int, tuple[float, str]] = {}
-        for ref, (score, cid) in turns.items():
-            mine = chunks[cid]
+        for score, cid in turns:
+            mine = light[cid]
             for d, weight in ((1, REPLY_WEIGHT), (-1, PROMPT_WEIGHT)):
-                other = known.get(_neighbour(ref, d))
-                if other is None or any(other[1].path.startswith(p) for p in exclude):
+                other = known.get(cid + d)
+                if (other is None or other.path != mine.path or other.ref != _neighbour(mine.ref, d) or other.role != "user"
+                        or other.speaker == mine.speaker or any(other.path.startswith(p) for p in exclude)):
                     continue
-                ocid, ochunk = other
-                if mine.meta.get("role") == ochunk.meta.get("role") == "user" and mine.meta.get("speaker") != ochunk.meta.get("speaker"):
-                    add, _ = boost.get(ocid, (0.0, ""))
-                    boost[ocid] = (add + weight * score, ref)
-                    chunks.setdefault(ocid, ochunk)
+                add, _ = boost.get(other.id, (0.0, ""))
+                boost[other.id] = (add + weight * score, mine.ref)
+                light.setdefault(other.id, other)
         index = {cid: i for i, (_, cid) in enumerate(scored)}
         for cid, (add, _) in boost.items():
             if cid in index:
@@ -237,11 +240,7 @@ class Searcher:
         # Content words only: averaged word vectors of "when did … the" drown the few that matter.
         qv = self.index.embedder.embed([" ".join(query_terms(query)) or query])[0]
         sims = mat @ qv
-        mask = np.ones(len(ids), dtype=bool)
-        if kinds:
-            mask &= np.isin(kind_arr, list(kinds))
-        for prefix in exclude:
-            mask &= ~np.array([p.startswith(prefix) for p in path_arr], dtype=bool)
+        mask = self.index.mask(kinds, exclude)
         sims = np.where(mask, sims, -np.inf)
         n = min(POOL, int(mask.sum()))
         if n == 0:

@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,27 +28,47 @@ if TYPE_CHECKING:
     from brain.embed import Embedder
 
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 EMBED_BATCH = 512
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime INTEGER);
 CREATE TABLE chunks(id INTEGER PRIMARY KEY, ref TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,
-  title TEXT, text TEXT, body TEXT, cites TEXT, date TEXT, confidence REAL, meta TEXT);
+  title TEXT, text TEXT, body TEXT, cites TEXT, date TEXT, confidence REAL, meta TEXT,
+  speaker TEXT, role TEXT, until TEXT, facets TEXT);
 CREATE INDEX chunks_path ON chunks(path);
 CREATE INDEX chunks_ref ON chunks(ref);
 CREATE TABLE vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 """
-# External-content FTS5 kept in step by triggers; porter stemming over unicode61 tokens.
+# External-content FTS5 kept in step by triggers; porter stemming over unicode61 tokens. `facets`
+# holds `kind<kind>` and `top<folder>` tokens so that kind and folder filters are part of the match
+# (a join to filter 50,000 matches cost more than the match itself); bm25 weighs it 0.
 _FTS = """
-CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, content='chunks', content_rowid='id',
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, facets, content='chunks', content_rowid='id',
   tokenize='porter unicode61 remove_diacritics 2');
 CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunks_fts(rowid, title, body) VALUES (new.id, new.title, new.body); END;
+  INSERT INTO chunks_fts(rowid, title, body, facets) VALUES (new.id, new.title, new.body, new.facets); END;
 CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunks_fts(chunks_fts, rowid, title, body) VALUES ('delete', old.id, old.title, old.body); END;
+  INSERT INTO chunks_fts(chunks_fts, rowid, title, body, facets) VALUES ('delete', old.id, old.title, old.body, old.facets); END;
 """
+_COLUMNS = "id, ref, kind, path, title, text, cites, date, confidence, meta"
+_LIGHT = "id, ref, kind, path, date, confidence, until, speaker, role"
 _VECTOR_CACHE: dict[tuple[str, str], tuple] = {}
+_MASK_CACHE: dict[tuple, "np.ndarray"] = {}
+
+
+class Light(NamedTuple):
+    """What ranking needs of a chunk, without its text (fetched for the final hits only)."""
+
+    id: int
+    ref: str
+    kind: str
+    path: str
+    date: str | None
+    confidence: float | None
+    until: str | None
+    speaker: str | None
+    role: str | None
 
 
 class IndexStats(BaseModel):
@@ -118,38 +138,41 @@ class SearchIndex:
     # -- reading ----------------------------------------------------------------------------
     def chunks(self, ids: list[int]) -> dict[int, Chunk]:
         """Chunks by id (ids that no longer exist are left out)."""
-        out: dict[int, Chunk] = {}
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            rows = self.conn.execute(
-                f"SELECT id, ref, kind, path, title, text, cites, date, confidence, meta FROM chunks WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            )
-            for row in rows:
-                out[row[0]] = _chunk(row[1:])
-        return out
+        return {row[0]: _chunk(row[1:]) for row in self._rows(_COLUMNS, "id", ids)}
+
+    def light(self, ids: list[int]) -> dict[int, Light]:
+        return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}
+
+    def light_by_refs(self, refs: list[str]) -> dict[str, Light]:
+        return {row[1]: Light(*row) for row in self._rows(_LIGHT, "ref", refs)}
 
     def by_refs(self, refs: list[str]) -> dict[str, tuple[int, Chunk]]:
         """(id, chunk) by ref, for refs that exist (e.g. the turns a page cites)."""
-        out: dict[str, tuple[int, Chunk]] = {}
-        for i in range(0, len(refs), 500):
-            part = refs[i : i + 500]
-            rows = self.conn.execute(
-                f"SELECT id, ref, kind, path, title, text, cites, date, confidence, meta FROM chunks WHERE ref IN ({','.join('?' * len(part))})",
-                part,
-            )
-            for row in rows:
-                out[row[1]] = (row[0], _chunk(row[1:]))
+        return {row[1]: (row[0], _chunk(row[1:])) for row in self._rows(_COLUMNS, "ref", refs)}
+
+    def _rows(self, columns: str, key: str, values: list) -> list[tuple]:
+        out: list[tuple] = []
+        for i in range(0, len(values), 500):
+            part = values[i : i + 500]
+            out += self.conn.execute(f"SELECT {columns} FROM chunks WHERE {key} IN ({','.join('?' * len(part))})", part).fetchall()
         return out
 
     def lexical(self, match: str, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[tuple[int, float]]:
         """(id, bm25) of the best FTS5 matches, best first (bm25 is negative: lower is better)."""
-        where, params = _filters(kinds, exclude)
-        sql = (
-            "SELECT c.id, bm25(chunks_fts, 0.3, 1.0) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-            f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?"
-        )
-        return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
+        match = f"{{title body}} : ({match})"
+        if kinds:
+            match += " AND facets : (" + " OR ".join(f"kind{k}" for k in kinds) + ")"
+        tops = [p.rstrip("/") for p in exclude if p.endswith("/") and p.count("/") == 1 and p[:-1].isalnum()]
+        for top in tops:
+            match += f" NOT facets : top{top.lower()}"
+        rest = tuple(p for p in exclude if p.rstrip("/") not in tops)
+        if rest:  # a deeper prefix: filter by path (slower, needs the join)
+            where, params = _filters((), rest)
+            sql = ("SELECT c.id, bm25(chunks_fts, 0.3, 1.0, 0.0) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                   f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?")
+            return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
+        sql = "SELECT rowid, bm25(chunks_fts, 0.3, 1.0, 0.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
+        return [(r[0], r[1]) for r in self.conn.execute(sql, [match, limit])]
 
     def recent(self, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
         where, params = _filters(kinds, exclude)
@@ -164,16 +187,32 @@ class SearchIndex:
         key = (str(self.root / INDEX_FILE), gen)
         hit = _VECTOR_CACHE.get(key)
         if hit is None:
-            rows = self.conn.execute(
-                "SELECT v.id, v.vec, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id"
-            ).fetchall()
             dim = self.embedder.dim if self.embedder else 0
+            rows = self.conn.execute("SELECT c.id, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id").fetchall()
+            blob = b"".join(r[0] for r in self.conn.execute("SELECT vec FROM vectors ORDER BY id"))
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
-            kinds = np.array([r[2] for r in rows], dtype=object)
-            paths = np.array([r[3] for r in rows], dtype=object)
+            mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
+            kinds = np.array([r[1] for r in rows], dtype=object)
+            paths = np.array([r[2] for r in rows], dtype=object)
             _VECTOR_CACHE.clear()
+            _MASK_CACHE.clear()
             hit = _VECTOR_CACHE[key] = (ids, mat, kinds, paths)
+        return hit
+
+    def mask(self, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> "np.ndarray":
+        """Which rows of `matrix()` are of the kinds (all when empty) and outside the excluded prefixes."""
+        import numpy as np
+
+        ids, _, kind_arr, path_arr = self.matrix()
+        key = (str(self.root / INDEX_FILE), self._meta("generation"), kinds, exclude)
+        hit = _MASK_CACHE.get(key)
+        if hit is None:
+            hit = np.isin(kind_arr, list(kinds)) if kinds else np.ones(len(ids), dtype=bool)
+            for prefix in exclude:
+                hit &= ~np.fromiter((p.startswith(prefix) for p in path_arr), dtype=bool, count=len(path_arr))
+            if len(_MASK_CACHE) > 32:
+                _MASK_CACHE.clear()
+            _MASK_CACHE[key] = hit
         return hit
 
     def _meta(self, key: str) -> str | None:
@@ -283,10 +322,12 @@ def _delete_chunks(conn: sqlite3.Connection, rel: str) -> None:
 
 def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
     conn.executemany(
-        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta, speaker, role, until, facets) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         [
             (c.ref, c.kind, c.path, c.title, c.text, search_text(c), " ".join(c.cites), c.date, c.confidence,
-             json.dumps(c.meta, sort_keys=True) if c.meta else None)
+             json.dumps(c.meta, sort_keys=True) if c.meta else None, c.meta.get("speaker"), c.meta.get("role"),
+             c.meta.get("until"), f"kind{c.kind} top{c.path.split('/', 1)[0].lower()}")
             for c in chunks
         ],
     )

@@ -50,17 +50,18 @@ def test_rrf_rewards_agreement_between_rankers():
 
 
 def test_adjust_by_confidence_superseded_and_recency():
-    (card,) = [c for c in chunks_of("notes/x/a.md", _note(0.5)) if c.kind == "note"]
-    assert adjust(1.0, card, 0.0) == pytest.approx(0.8)
-    assert adjust(1.0, card, 1.0) == pytest.approx(0.88)
-    (old,) = chunks_of("notes/x/a.md", _note(1.0, until="2024-01-01"))
-    assert adjust(1.0, old, 0.0) == pytest.approx(0.5)
+    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(0.8)
+    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(0.88)
+    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
+    assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
 
 
-def _note(confidence: float, until: str | None = None) -> bytes:
-    extra = f"until: {until}\n" if until else ""
-    return (f"---\ntitle: A\ntype: note\nkind: event\ntopic: x\nconfidence: {confidence}\nobserved: 2024-01-01\n{extra}"
-            "sources:\n  1: session:s#t1\n---\nA fact. [cite:1]\n").encode()
+def test_a_card_chunk_keeps_its_metadata():
+    text = ("---\ntitle: A\ntype: note\nkind: event\ntopic: x\nconfidence: 0.7\nobserved: 2024-01-01\nevent_date: 2023-12-30\n"
+            "until: 2024-02-01\nsources:\n  1: session:s#t1-t2\n---\nA fact. [cite:1]\n")
+    (card,) = chunks_of("notes/x/a.md", text.encode())
+    assert (card.kind, card.confidence, card.date, card.cites) == ("note", 0.7, "2023-12-30", ["session:s#t1", "session:s#t2"])
+    assert card.meta == {"kind": "event", "topic": "x", "observed": "2024-01-01", "event_date": "2023-12-30", "until": "2024-02-01"}
 
 
 def test_pages_and_summaries_are_cut_into_statements_with_their_own_cites(brain):
