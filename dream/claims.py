@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from brain import layout
-from brain.errors import PageError
-from brain.page import parse_page, render_page
+from brain.page import render_page
+from brain.view import parse_cached
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
@@ -20,12 +20,8 @@ _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
 def _page_or_none(text: str | None, path: str):
-    if text is None:
-        return None
-    try:
-        return parse_page(text, path)
-    except PageError:
-        return None
+    # Cached: a topic's notes all take their page as context, and big pages are costly to parse.
+    return parse_cached(path, text) if text is not None else None
 
 
 def _group(path: str) -> tuple[str, str | None]:
@@ -89,8 +85,9 @@ def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
                 lines[i] = None  # type: ignore[call-overload]
                 break
             if claim in line:
-                rest = re.sub(r"\s{2,}", " ", line.replace(claim, "", 1)).rstrip()
-                lines[i] = rest if rest.strip() else None  # type: ignore[call-overload]
+                indent = line[: len(line) - len(line.lstrip())]
+                rest = re.sub(r"\s{2,}", " ", line.strip().replace(claim, "", 1)).strip()
+                lines[i] = indent + rest if rest else None  # type: ignore[call-overload]
                 break
         lines = [ln for ln in lines if ln is not None]
     page = _page_or_none(_drop_empty_sections("\n".join(lines)), path)
@@ -111,7 +108,7 @@ def _drop_empty_sections(text: str) -> str:
             if nxt is None or nxt.startswith("#"):
                 continue
         out.append(line)
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n") + "\n"
 
 
 def withdraw(comp, sessions: dict, paths: list[str]) -> list[tuple[str, str]]:

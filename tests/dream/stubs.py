@@ -38,6 +38,7 @@ class Reply:
     answer: Any = None  # the model's answer (tool input / message content), wrapped in the wire format
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    mangle: Any = None  # a function of the right answer: what the "model" sends instead
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Stub:
         self._cached: set[str] = set()
         self._lock = threading.Lock()
         self._counter = 0
+        self.refuse_formats: set[str] = set()  # response_format types answered with 400 (openai)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.server.block_on_close = False
@@ -96,7 +98,13 @@ class Stub:
             canned = rule.replies.pop(0) if rule else None
         if canned is not None and (canned.status != 200 or canned.body is not None):
             return canned
-        answer = canned.answer if canned is not None else offline_answer(task, body, self.kind)
+        if body.get("response_format", {}).get("type") in self.refuse_formats:
+            return error_reply(self.kind, 400, f"response_format {body['response_format']['type']} is not supported")
+        if canned is not None and canned.answer is not None:
+            answer = canned.answer
+        else:
+            answer = offline_answer(task, body, self.kind)
+            answer = canned.mangle(answer) if canned is not None and canned.mangle else answer
         reply = self.wrap(body, task, answer)
         seen.reply = reply
         return Reply(200, reply, delay=canned.delay if canned else 0.0)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner, Result
-from nadia_runs import NADIA_IDS, assert_sound, copy_brain, git, isolated_env, nadia_inputs
+from nadia_runs import NADIA_IDS, assert_sound, git, isolated_env, nadia_inputs
 from stubs import NOW, SMALL, Reply, Stub, dream_run, error_reply, pending, set_dream, small_brain
 
 from dream.cli import main
@@ -141,19 +141,6 @@ def test_replay_reproduces_the_recorded_run_byte_for_byte_with_networking_disabl
     assert result.exit_code == 0 and out["identical"] and out["misses"] == 0
     assert out["recorded_commit"] == git(nadia_anthropic.root, "rev-parse", "HEAD").strip()
     assert out["replayed_tree"] == git(nadia_anthropic.root, "rev-parse", "HEAD^{tree}").strip()
-
-
-def test_replay_of_a_tampered_recording_differs_and_says_where(nadia_anthropic: Compiled, tmp_path: Path) -> None:
-    root = copy_brain(nadia_anthropic.root, tmp_path / "copy")
-    run_id = nadia_anthropic.report["run_id"]
-    exchanges = root / ".dream/runs" / run_id / "record/exchanges.jsonl"
-    entries = [json.loads(line) for line in exchanges.read_text(encoding="utf-8").splitlines()]
-    first = next(e for e in entries if e["task"] == "summarize")
-    first["completion"]["data"]["title"] = "A title the model never gave"
-    exchanges.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
-    result = CliRunner().invoke(main, ["replay", run_id, "--brain", str(root), "--into", str(tmp_path / "replayed")], catch_exceptions=False)
-    assert result.exit_code == 1
-    assert f"  differs: sessions/summaries/{first['unit']}.md\n" in result.output and "sessions/index.md" in result.output
 
 
 # --- failures: one unit fails loudly, the rest lands ----------------------------------------------------
