@@ -43,6 +43,12 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
     return result
 
 
+def parse_cached(rel: str, text: str) -> "Page | None":
+    """A document parsed once per content per process (None when it cannot be parsed)."""
+    result = _parse_cached(rel, text.encode("utf-8"))
+    return None if isinstance(result, PageError) else result
+
+
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 

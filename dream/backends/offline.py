@@ -82,7 +82,7 @@ class OfflineBackend(ModelBackend):
             shown_related = req.related[:MAX_PER_SECTION]
             lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in shown_related]
             if len(req.related) > len(shown_related):
-                lines.append(f"- … and {len(req.related) - len(shown_related)} more (see `brain backlinks {req.slug}`)")
+                lines.append(f"- … and {len(req.related) - len(shown_related)} more (brain backlinks {req.slug})")
             lines.append("")
         return PageDraft(summary=page_summary(req), body="\n".join(lines).rstrip("\n") + "\n")
 

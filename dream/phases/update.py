@@ -38,16 +38,25 @@ def _failure(unit: str, reason: str):
     return UnitFailure(unit=unit, reason=reason)
 
 
+#: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
+MAX_CITES = 3
+
+
+def _shown_targets(note: Note) -> list[str]:
+    sources = note.sources if len(note.sources) <= MAX_CITES else [note.sources[0], *note.sources[-(MAX_CITES - 1):]]
+    return [*sources, *([note.superseded_by] if note.superseded_by else [])]
+
+
 def _numbered(notes: list[Note]) -> dict[str, int]:
     numbers: dict[str, int] = {}
     for note in notes:
-        for target in [*note.sources, *([note.superseded_by] if note.superseded_by else [])]:
+        for target in _shown_targets(note):
             numbers.setdefault(target, len(numbers) + 1)
     return numbers
 
 
 def _page_fact(note: Note, numbers: dict[str, int]) -> PageFact:
-    targets = [*note.sources, *([note.superseded_by] if note.superseded_by else [])]
+    targets = _shown_targets(note)
     return PageFact(
         kind=note.kind,
         statement=note.statement,
