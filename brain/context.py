@@ -76,6 +76,7 @@ class ContextOptions(BaseModel):
     page_share: float = 1.0
     card_share: float = 1.0
     turn_share: float = 1.0
+    turn_cut: float = 0.2  # a turn longer than this share of the evidence budget is cut to its best passage
     k: int = 60
 
 
@@ -164,8 +165,8 @@ class ContextBuilder:
         shown = "" if not omitted else f", {len(omitted)} pages left out"
         cand = _Cand("index", layout.KNOWLEDGE_INDEX, _demote(trimmed.strip()), [], f"map of the Brain, pages search found first{shown}")
         entries = sum(1 for line in text.splitlines() if re.match(r"^\s*[-*] \[\[", line))
-        if omitted and len(omitted) >= entries:
-            cand.why_not = f"not one page line fits the index lane's share ({room} tokens)"
+        if not entries or (omitted and len(omitted) >= entries):
+            cand.why_not = f"not one page line fits the index lane's share ({room} tokens)" if entries else "the index lists no page"
             state.cands.append(cand)
             return
         state.offer(cand, cap)
@@ -199,7 +200,7 @@ class ContextBuilder:
             cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
-                cand = self._turn(hit, reason, terms, max(60, int(evidence * 0.35)), state)
+                cand = self._turn(hit, reason, terms, max(60, int(evidence * options.turn_cut)), state)
             else:
                 cand = self._statement(lane, reason, hit, dates, options.now, max(40, int(evidence * 0.2)))
             narrow = 0 < len(hit.cites) <= 3

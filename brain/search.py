@@ -33,6 +33,7 @@ REPLY_WEIGHT = 0.5
 PROMPT_WEIGHT = 0.2
 CONVERSATION_POOL = 100  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
+ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -116,8 +117,10 @@ def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | 
     return scores
 
 
-def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float) -> float:
-    """The fused score scaled by a card's confidence and superseded state, and by recency (0..1)."""
+def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float, role: str | None = None) -> float:
+    """The fused score scaled by a card's confidence and superseded state, an assistant's turn, and recency (0..1)."""
+    if role == "assistant":
+        score *= ASSISTANT_FACTOR
     if kind == "note":
         score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
         if until:
@@ -184,7 +187,7 @@ class Searcher:
                 continue
             d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
-            scored.append((adjust(base, c.kind, c.confidence, c.until, recency), cid))
+            scored.append((adjust(base, c.kind, c.confidence, c.until, recency, c.role), cid))
         via = self._conversation_boost(scored, light, exclude)
         scored.sort(key=lambda s: (-s[0], s[1]))
         chunks = self.index.chunks([cid for _, cid in scored[:k]])

@@ -124,6 +124,12 @@ def test_without_knowledge_no_page_or_index_item(brain):
     assert not any(i.lane == "index" for i in packet.items)
 
 
+def test_an_index_without_pages_is_not_admitted(brain):
+    (brain / "knowledge/index.md").write_text("# Index\n")
+    index = item(build(brain, "Where does Ana work?", 2000), "knowledge/index.md")
+    assert not index.admitted and index.reason.startswith("rejected: the index lists no page;")
+
+
 def test_long_turns_are_cut_to_the_passage_that_matches(brain):
     long = {"type": "turn", "n": 3, "role": "assistant", "speaker": "assistant", "text": "Filler sentence about nothing. " * 60 + "The boards use the Inter typeface. " + "More filler here. " * 60}
     path = brain / "sessions/raw/2022-01-05-exports.jsonl"

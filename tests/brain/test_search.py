@@ -54,6 +54,7 @@ def test_adjust_by_confidence_superseded_and_recency():
     assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(0.88)
     assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
     assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
+    assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
 
 
 def test_a_card_chunk_keeps_its_metadata():
