@@ -26,11 +26,8 @@ def persona_dir() -> Path:
     return here
 
 
-def make_demo(dest: Path, now: str) -> RunReport:
-    dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()):
-        raise BrainError(f"{dest} is not empty", "choose a new folder for the demo")
-    source = persona_dir()
+def copy_inputs(source: Path, dest: Path) -> None:
+    """A new Brain at `dest` holding the owner's inputs of the Brain at `source` (not committed)."""
     init_brain(dest)
     for rel in INPUTS:
         src, dst = source / rel, dest / rel
@@ -39,6 +36,13 @@ def make_demo(dest: Path, now: str) -> RunReport:
         elif src.is_file():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
+
+
+def make_demo(dest: Path, now: str) -> RunReport:
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise BrainError(f"{dest} is not empty", "choose a new folder for the demo")
+    copy_inputs(persona_dir(), dest)
     BrainRepo(dest).commit_all("Add Nadia's sessions, sources and instructions")
     settings = load_settings(dest, backend="offline", now=now)
     return run(settings, get_backend("offline"))

@@ -137,6 +137,16 @@ def read_json(path: Path, display: str, problems: list[str]) -> Any | None:
     return None
 
 
+def read_json_list(path: Path, what: str, problems: list[str]) -> list | None:
+    """A whole-file JSON list of `what` (e.g. "LoCoMo samples"), or None with the problem noted."""
+    display = str(path)
+    data = read_json(path, display, problems)
+    if data is not None and not isinstance(data, list):
+        problems.append(f"{display}: expected a JSON list of {what}, got {type(data).__name__}; nothing imported")
+        return None
+    return data
+
+
 # --- plan: pure ------------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from brain.layout import slugify
 from brain.sessions import Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id, read_json
+from dream.importers.base import Parsed, checked_id, read_json_list
 
 TEXT_TYPES = frozenset({"text", "multimodal_text"})
 ROLES = frozenset({"user", "assistant"})
@@ -46,11 +46,9 @@ def read_chatgpt(path: Path) -> Parsed:
         path = path / "conversations.json"
     display = str(path)
     problems: list[str] = []
-    data = read_json(path, display, problems)
+    data = read_json_list(path, "conversations", problems)
     if data is None:
         return Parsed(problems=problems)
-    if not isinstance(data, list):
-        return Parsed(problems=[f"{display}: expected a JSON list of conversations, got {type(data).__name__}; nothing imported"])
     sessions = []
     for index, conv in enumerate(data):
         where = f"{display}: conversation {index}"

@@ -13,7 +13,7 @@ from typing import Any
 
 from brain.citations import CitationTarget
 from brain.sessions import Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id, read_json
+from dream.importers.base import Parsed, checked_id, read_json_list
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DIA_ID = re.compile(r"^D(\d+):(\d+)$")
@@ -60,11 +60,9 @@ def read_locomo(path: Path) -> Parsed:
     """Read a LoCoMo JSON list (e.g. `locomo10.json`); each sample's sessions become sessions."""
     display = str(path)
     problems: list[str] = []
-    data = read_json(path, display, problems)
+    data = read_json_list(path, "LoCoMo samples", problems)
     if data is None:
         return Parsed(problems=problems)
-    if not isinstance(data, list):
-        return Parsed(problems=[f"{display}: expected a JSON list of LoCoMo samples, got {type(data).__name__}; nothing imported"])
     sessions: list[Session] = []
     for index, sample in enumerate(data):
         where = f"{display}: sample {index}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from brain.sessions import Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id, read_json
+from dream.importers.base import Parsed, checked_id, read_json_list
 
 _DATE = re.compile(r"^\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]+\))?\s*(\d{1,2}):(\d{2})\s*$")
 _LISTS = ("haystack_session_ids", "haystack_sessions", "haystack_dates")
@@ -38,11 +38,9 @@ def read_longmemeval(path: Path) -> Parsed:
     """Read a LongMemEval JSON list (oracle, s or m variant)."""
     display = str(path)
     problems: list[str] = []
-    data = read_json(path, display, problems)
+    data = read_json_list(path, "LongMemEval items", problems)
     if data is None:
         return Parsed(problems=problems)
-    if not isinstance(data, list):
-        return Parsed(problems=[f"{display}: expected a JSON list of LongMemEval items, got {type(data).__name__}; nothing imported"])
     sessions: list[Session] = []
     for index, item in enumerate(data):
         where = f"{display}: item {index}"

@@ -61,18 +61,11 @@ def run_and_kill_after(root: Path, seconds: float) -> int:
 def prepare(dest: Path, persona: Path, held_back: int = 3) -> Path:
     """A compiled Brain with `held_back` sessions still to compile and an uncommitted owner edit."""
     from dream.backends import get_backend
-    from dream.demo import INPUTS
+    from dream.demo import copy_inputs
     from dream.run import run
     from dream.settings import load_settings
-    from brain.scaffold import init_brain
 
-    init_brain(dest)
-    for rel in INPUTS:
-        src = persona / rel
-        if src.is_dir():
-            shutil.copytree(src, dest / rel, dirs_exist_ok=True)
-        elif src.is_file():
-            shutil.copyfile(src, dest / rel)
+    copy_inputs(persona, dest)
     later = sorted((dest / "sessions/raw").glob("*.jsonl"))[-held_back:]
     aside = dest.parent / f"{dest.name}-later"
     aside.mkdir()

@@ -20,9 +20,8 @@ import pytest
 from brain.repo import BrainRepo
 from brain.tree import DirTree
 from brain.view import BrainView
-from brain.scaffold import init_brain
 from dream.backends import get_backend
-from dream.demo import INPUTS, persona_dir
+from dream.demo import copy_inputs, persona_dir
 from dream.report import RunReport
 from dream.run import run
 from dream.settings import load_settings
@@ -98,14 +97,7 @@ def dream(root: Path, now: str, **kwargs) -> RunReport:
 
 def nadia_inputs(dest: Path, leave_out: tuple[str, ...] = ()) -> Path:
     """A fresh Brain holding Nadia's inputs (what `dream demo` copies), committed; no run yet."""
-    init_brain(dest)
-    for rel in INPUTS:
-        src, dst = PERSONA / rel, dest / rel
-        if src.is_dir():
-            shutil.copytree(src, dst, dirs_exist_ok=True)
-        elif src.is_file():
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(src, dst)
+    copy_inputs(PERSONA, dest)
     for sid in leave_out:
         (dest / RAW / f"{sid}.jsonl").unlink()
     BrainRepo(dest).commit_all("Nadia's inputs")
