@@ -34,6 +34,7 @@ PROMPT_WEIGHT = 0.2
 CONVERSATION_POOL = 100  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
+SPEAKER_FACTOR = 1.25  # a turn by a person the query names
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -117,10 +118,16 @@ def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | 
     return scores
 
 
-def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float, role: str | None = None) -> float:
-    """The fused score scaled by a card's confidence and superseded state, an assistant's turn, and recency (0..1)."""
+def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float, role: str | None = None,
+           named: bool = False) -> float:
+    """The fused score scaled by a card's confidence and superseded state, by who spoke a turn, and by recency (0..1).
+
+    `named`: the turn's speaker is named in the query ("What did Melanie paint?": Melanie's own words first).
+    """
     if role == "assistant":
         score *= ASSISTANT_FACTOR
+    if named:
+        score *= SPEAKER_FACTOR
     if kind == "note":
         score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
         if until:
@@ -176,6 +183,7 @@ class Searcher:
             return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
         fused = rrf([lexical, dense], weights=[1.0, DENSE_WEIGHT])
         light = self.index.light(list(fused))
+        term_set = set(terms)
         lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
         dates = [_ordinal(c.date) for c in light.values() if c.date]
@@ -187,7 +195,8 @@ class Searcher:
                 continue
             d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
-            scored.append((adjust(base, c.kind, c.confidence, c.until, recency, c.role), cid))
+            named = bool(c.speaker) and c.speaker.split()[0].casefold() in term_set
+            scored.append((adjust(base, c.kind, c.confidence, c.until, recency, c.role, named), cid))
         via = self._conversation_boost(scored, light, exclude)
         scored.sort(key=lambda s: (-s[0], s[1]))
         chunks = self.index.chunks([cid for _, cid in scored[:k]])

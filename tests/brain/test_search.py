@@ -55,6 +55,7 @@ def test_adjust_by_confidence_superseded_and_recency():
     assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
     assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
     assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
+    assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(1.25)
 
 
 def test_a_card_chunk_keeps_its_metadata():
