@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from dream.importers.locomo import evidence_targets, parse_date_time
-from dream.importers.locomo import session_id as locomo_session_id  # noqa: F401 - documents the mapping
 from dream.importers.longmemeval import parse_date
 from dream.importers.longmemeval import session_id as lme_session_id
 

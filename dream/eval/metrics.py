@@ -7,6 +7,7 @@ page citing fifty turns does not). The answer is in the packet when its normalis
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable
 from typing import Protocol
@@ -41,9 +42,34 @@ def found_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]
     return found
 
 
+_MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
+                                         "september", "october", "november", "december"], start=1)}
+
+
+def iso_form(answer: str) -> str | None:
+    """`7 May 2023` or `May 7, 2023` as `2023 05 07` (normalised ISO), when the answer is just a date."""
+    words = norm_answer(answer).split()
+    if len(words) != 3:
+        return None
+    if words[0].isdigit() and words[1] in _MONTHS:
+        day, month, year = words
+    elif words[0] in _MONTHS and words[1].isdigit():
+        month, day, year = words
+    else:
+        return None
+    try:
+        return dt.date(int(year), _MONTHS[month], int(day)).isoformat().replace("-", " ")
+    except ValueError:
+        return None
+
+
 def answer_in(items: Iterable[Item], answer: str | None) -> bool | None:
-    """True when the answer string is in the packet; None for questions without an answer."""
+    """True when the answer string is in the packet; None for questions without an answer.
+
+    A date answer also counts in ISO form (packets write dates as YYYY-MM-DD).
+    """
     if not answer or not norm_answer(answer):
         return None
-    packet = norm_answer(" ".join(i.text for i in items))
-    return f" {norm_answer(answer)} " in f" {packet} "
+    packet = f" {norm_answer(' '.join(i.text for i in items))} "
+    forms = [norm_answer(answer)] + [f for f in [iso_form(answer)] if f]
+    return any(f" {form} " in packet for form in forms)

@@ -45,10 +45,11 @@ def test_found_gold(items, found):
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
-    [("Pepper", True), ("pepper.", True), ("Pep", False), ("7 May, 2023", True), (None, None), ("", None)],
+    [("Pepper", True), ("pepper.", True), ("Pep", False), ("7 May, 2023", True), ("8 May 2023", True),
+     ("May 8, 2023", True), ("9 May 2023", False), (None, None), ("", None)],
 )
 def test_answer_in(answer, expected):
-    assert answer_in([It("The dog is Pepper; adopted 7 May 2023.")], answer) is expected
+    assert answer_in([It("The dog is Pepper; adopted 7 May 2023."), It("[2023-05-08 · s#t1] Ana: hi")], answer) is expected
 
 
 def test_datasets_map_gold_evidence_to_the_importers_ids():
