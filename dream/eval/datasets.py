@@ -22,6 +22,7 @@ from dream.importers.longmemeval import session_id as lme_session_id
 LOCOMO_CATEGORIES = {1: "1 multi-hop", 2: "2 temporal", 3: "3 open-domain", 4: "4 single-hop", 5: "5 adversarial"}
 #: The categories LoCoMo's headline numbers use (adversarial questions have no answer).
 LOCOMO_HEADLINE = ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")
+LONGMEMEVAL_OWNER = "User"
 
 
 class EvalCase(BaseModel):
@@ -45,6 +46,10 @@ class Dataset(BaseModel):
     cases: list[EvalCase]
     brains: dict[str, list[Any]]
     headline: tuple[str, ...]
+    #: `owner` of each Brain's brain.toml, as the person would set it: LongMemEval sessions are one
+    #: user's chats with an assistant, so that user owns the Brain; a LoCoMo conversation is between
+    #: two people, neither of them an assistant's user, so it has none.
+    owner: str | None = None
 
 
 def load_dataset(fmt: str, path: Path) -> Dataset:
@@ -97,4 +102,4 @@ def _longmemeval(data: list[dict]) -> Dataset:
         cases.append(EvalCase(id=qid, brain=qid, question=item["question"], answer=_answer(item.get("answer")),
                               category=item.get("question_type", "?"), gold=gold, now=now))
     types = tuple(sorted({c.category for c in cases}))
-    return Dataset(name="longmemeval", cases=cases, brains=brains, headline=types)
+    return Dataset(name="longmemeval", cases=cases, brains=brains, headline=types, owner=LONGMEMEVAL_OWNER)

@@ -124,6 +124,8 @@ def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
     from dream.settings import load_settings
 
     init_brain(root)
+    if data.owner:
+        (root / "brain.toml").write_text(f"owner = {json.dumps(data.owner)}\n", encoding="utf-8")
     source = root.parent / f"{key}.input.json"
     source.write_text(json.dumps(data.brains[key]), encoding="utf-8")
     import_path(data.name, source, root)
@@ -223,6 +225,8 @@ def render_markdown(report: EvalReport) -> str:
         "answer = answer string in the packet. Systems: brain / no-wiki (knowledge/ left out) / bm25 (raw turns).",
     ]
     categories = list(dict.fromkeys(s.category for s in report.scores))
+    if {s.category for s in report.scores} - {"headline", "all"} == set(report.headline):
+        categories.remove("headline")  # the headline is every category: its row would repeat "all"
     for budget in report.budgets:
         lines += ["", f"## Budget {budget} tokens", "",
                   "| category | n | recall brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 |",

@@ -60,6 +60,7 @@ def test_datasets_map_gold_evidence_to_the_importers_ids():
     lme = load_dataset("longmemeval", LME)
     assert [(c.id, c.brain, c.category) for c in lme.cases][0][:2] == ("q001", "q001")
     assert all(g.startswith(f"session:{c.id}-") for c in lme.cases for g in c.gold)
+    assert (locomo.owner, lme.owner) == (None, "User")  # one user's chats with an assistant: the user owns the Brain
 
 
 @pytest.fixture(scope="module")
@@ -111,5 +112,7 @@ def test_brain_eval_cli_longmemeval(tmp_path):
     data = json.loads(result.stdout)
     assert data["dataset"] == "longmemeval" and data["questions"] == 2 and data["budgets"] == [300]
     assert "eval longmemeval" in result.stderr  # the progress bar
-    assert (tmp_path / "lme.md").read_text().startswith("# brain eval longmemeval: longmemeval-sample.json")
+    table = (tmp_path / "lme.md").read_text()
+    assert table.startswith("# brain eval longmemeval: longmemeval-sample.json")
+    assert "| **all** |" in table and "headline" not in table
     assert json.loads((tmp_path / "lme.json").read_text())["questions"] == 2
