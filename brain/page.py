@@ -239,12 +239,59 @@ def render_new(frontmatter: Frontmatter, body: str) -> str:
 
 
 def render_page(page: Page) -> str:
-    """The page's text: its source bytes when unchanged, else canonical front matter + body."""
+    """The page's text: its source bytes when unchanged; else only the changed keys are rewritten
+    in the owner's front matter (comments and layout kept) when that can be done exactly; else
+    canonical front matter + body."""
     if page.source_text is not None and page.frontmatter == page.source_frontmatter:
         if page.body == page.source_body:
             return page.source_text
         return (page.source_fm_block or "") + page.body
+    if page.source_fm_block is not None and page.source_frontmatter is not None:
+        block = _patch_block(page.source_fm_block, page.source_frontmatter, page.frontmatter)
+        if block is not None:
+            return block + page.body
     return dump_frontmatter(page.frontmatter) + page.body
+
+
+def _patch_block(block: str, old: Frontmatter, new: Frontmatter) -> str | None:
+    """The owner's front matter block with `updated` replaced and new `sources` appended, or None
+    when other keys changed or the edit cannot be made exactly (checked by parsing it back)."""
+    if old.model_copy(update={"updated": new.updated, "sources": new.sources}) != new:
+        return None
+    if any(old.sources.get(n) != t for n, t in old.sources.items() if n in new.sources) or not set(old.sources) <= set(new.sources):
+        return None
+    lines = block.splitlines(keepends=True)
+    nl = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    close = len(lines) - 1
+    if new.updated != old.updated:
+        at = next((i for i, line in enumerate(lines) if re.match(r"^updated\s*:", line)), None)
+        text = f"updated: {new.updated.isoformat()}{nl}" if new.updated else None
+        if at is not None and text:
+            lines[at] = text
+        elif text:
+            lines.insert(close, text)
+            close += 1
+    added = [n for n in sorted(new.sources) if n not in old.sources]
+    if added:
+        at = next((i for i, line in enumerate(lines) if re.match(r"^sources\s*:\s*$", line)), None)
+        if at is None:
+            if any(re.match(r"^sources\s*:", line) for line in lines):
+                return None  # an inline mapping: not patched by hand
+            lines.insert(close, f"sources:{nl}")
+            at, close = close, close + 1
+        end = at + 1
+        while end < close and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
+            end += 1
+        indent = re.match(r"^(\s+)", lines[at + 1]).group(1) if at + 1 < end else "  "
+        lines[end:end] = [f"{indent}{n}: {_scalar(new.sources[n])}{nl}" for n in added]
+    patched = "".join(lines)
+    try:
+        meta, *_ = split_frontmatter(patched + "x", "patch")
+        if Frontmatter.model_validate(meta) != new:
+            return None
+    except (PageError, ValidationError):
+        return None
+    return patched
 
 
 def dump_frontmatter(fm: Frontmatter) -> str:
