@@ -91,7 +91,10 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     if settings.backend != "offline" and settings.backend_reason.startswith("default"):
         # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
         click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
-    report = run(settings, get_backend(settings.backend, settings.llm))
+    backend = get_backend(settings.backend, settings.llm)
+    if settings.max_cost is not None and backend.usage().cost_usd is None:
+        raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
+    report = run(settings, backend)
     if as_json:
         click.echo(report.model_dump_json(indent=2))
     elif verbose or dry_run or not report.ok or report.rejected or report.conflicts or report.session_failures:

@@ -38,6 +38,7 @@ from dream.backends.base import (
     VerifyRequest,
     WritePageRequest,
 )
+from dream.backends.answers import check_facts, check_page, check_summary, check_verdicts, no_json
 from dream.backends.errors import (
     BackendHTTPError,
     BackendOutputError,
@@ -56,8 +57,6 @@ CONTEXT_TURNS = 2
 #: Claims judged in one verify call.
 VERIFY_BATCH = 40
 _INDEX_SLUG_RE = re.compile(r"^- \[\[([^\]|#]+)", re.M)
-_LINK_RE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
-_CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
 class ClaimJudgement(BaseModel):
@@ -219,7 +218,7 @@ class LLMBackend(ModelBackend):
             "summarize.j2", session=req.session, turns=turns, first_turn=req.first_turn, last_turn=last,
             owner=req.owner, answer=self.answer_line("summarize"),
         )
-        return self._structured("summarize", user, req.session.id, lambda out: _check_summary(out, req.first_turn, last))
+        return self._structured("summarize", user, req.session.id, lambda out: check_summary(out, req.first_turn, last))
 
     def extract_facts(self, req: ExtractRequest) -> FactBatch:
         turns, last = _shown(req.session, req.first_turn)
@@ -232,13 +231,13 @@ class LLMBackend(ModelBackend):
             "extract_facts.j2", session=req.session, turns=turns, first_turn=req.first_turn, last_turn=last,
             owner=req.owner, known=known, answer=self.answer_line("extract_facts"),
         )
-        return self._structured("extract_facts", user, req.session.id, lambda out: _check_facts(out, req.first_turn, last))
+        return self._structured("extract_facts", user, req.session.id, lambda out: check_facts(out, req.first_turn, last))
 
     def write_page(self, req: WritePageRequest) -> PageDraft:
         data = req.model_dump(mode="json", exclude={"instructions", "slug", "title", "type"}, exclude_defaults=True)
         page_json = json.dumps({"slug": req.slug, "title": req.title, "type": req.type, **data}, ensure_ascii=False, separators=(",", ":"))
         user = render("write_page.j2", req=req, page_json=page_json, answer=self.answer_line("write_page"))
-        return self._structured("write_page", user, req.slug, lambda out: _check_page(out, req))
+        return self._structured("write_page", user, req.slug, lambda out: check_page(out, req))
 
     def verify(self, req: VerifyRequest) -> Verdict:
         return self.verify_claims([req])[0]
@@ -255,7 +254,7 @@ class LLMBackend(ModelBackend):
         claims = [{"n": i, "claim": r.claim, "evidence": self._clean(r.evidence)} for i, r in enumerate(reqs, 1)]
         user = render("verify.j2", claims=claims, context=reqs[0].context, answer=self.answer_line("verify"))
         unit = _first_line(reqs[0].context) or reqs[0].claim[:60]
-        result = self._structured("verify", user, unit, lambda out: _check_verdicts(out, len(reqs)))
+        result = self._structured("verify", user, unit, lambda out: check_verdicts(out, len(reqs)))
         by_n = {v.n: v for v in result.verdicts}
         return [
             Verdict(label=by_n[i].label, score=1.0 if by_n[i].label == "supported" else 0.0, reason=by_n[i].reason)
@@ -280,7 +279,7 @@ class LLMBackend(ModelBackend):
             completion = self._call(prompt, unit, attempt)
             try:
                 if completion.data is None:
-                    raise OutputInvalid(_no_json(completion))
+                    raise OutputInvalid(no_json(completion.stop_reason))
                 out = TASKS[task].model_validate(completion.data)
                 problems = check(out)
                 if problems:
@@ -354,68 +353,13 @@ class LLMBackend(ModelBackend):
         """Send one request and return the answer; map every transport failure to a BackendError."""
 
 
-# --- request checks: what pydantic cannot know ----------------------------------------------------
+# --- helpers -------------------------------------------------------------------------------------------
 
 
 def _shown(session, first_turn: int):
     turns = [t for t in session.turns if t.n >= first_turn - CONTEXT_TURNS]
     last = session.turns[-1].n if session.turns else first_turn
     return turns, last
-
-
-def _span(first: int, last: int, lo: int, hi: int) -> str | None:
-    if not (lo <= first <= last <= hi):
-        return f"turns {first}-{last} are not a span within turns {lo} to {hi}"
-    return None
-
-
-def _check_summary(out: SessionSummary, first: int, last: int) -> list[str]:
-    problems = [f"sentences[{i}]: {p}" for i, s in enumerate(out.sentences) if (p := _span(s.first_turn, s.last_turn, 1, last))]
-    problems += [f"sentences[{i}]: write no [cite:N] markers or [[links]]" for i, s in enumerate(out.sentences) if "[cite:" in s.text or "[[" in s.text]
-    if not out.title.strip():
-        problems.append("title is empty")
-    return problems
-
-
-def _check_facts(out: FactBatch, first: int, last: int) -> list[str]:
-    problems = [f"facts[{i}]: {p}" for i, f in enumerate(out.facts) if (p := _span(f.first_turn, f.last_turn, first, last))]
-    problems += [f"facts[{i}]: subject is empty" for i, f in enumerate(out.facts) if not f.subject.strip()]
-    return problems
-
-
-def _check_page(out: PageDraft, req: WritePageRequest) -> list[str]:
-    given = {n for f in [*req.current, *req.history, *req.mentioned] for n in f.cites}
-    slugs = {s for s, _ in req.related} | set(req.names.values()) | {req.slug}
-    problems = []
-    unknown = sorted({int(n) for n in _CITE_RE.findall(out.body)} - given)
-    if unknown:
-        problems.append(f"body cites {', '.join(f'[cite:{n}]' for n in unknown)}, which no fact has; use only {sorted(given)}")
-    bad_links = sorted(set(_LINK_RE.findall(out.body)) - slugs)
-    if bad_links:
-        problems.append(f"body links to unknown pages {bad_links}; link only to {sorted(slugs - {req.slug})}")
-    if not out.body.lstrip().startswith(f"# {req.title}"):
-        problems.append(f"body must start with the heading '# {req.title}'")
-    if "\n" in out.summary.strip():
-        problems.append("summary must be one line")
-    return problems
-
-
-def _check_verdicts(out: ClaimVerdicts, count: int) -> list[str]:
-    seen = [v.n for v in out.verdicts]
-    missing = sorted(set(range(1, count + 1)) - set(seen))
-    extra = sorted({n for n in seen if not 1 <= n <= count} | {n for n in seen if seen.count(n) > 1})
-    problems = []
-    if missing:
-        problems.append(f"no verdict for claim(s) {missing}; give exactly one per claim 1..{count}")
-    if extra:
-        problems.append(f"claim number(s) {extra} are unknown or judged twice")
-    return problems
-
-
-def _no_json(completion: Completion) -> str:
-    if completion.stop_reason in ("max_tokens", "length"):
-        return "the answer was cut off at the output token limit; answer more briefly"
-    return "the answer holds no JSON object of the requested shape"
 
 
 def _first_line(text: str) -> str:

@@ -73,7 +73,7 @@ class Stub:
         self.server.block_on_close = False
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         self.base_url = self.url if kind == "anthropic" else self.url + "/v1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()

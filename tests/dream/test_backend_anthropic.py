@@ -1,7 +1,8 @@
 """`dream run --backend anthropic` end to end: the real SDK against a Messages API stub on 127.0.0.1.
 
-Nadia is compiled once through the stub (which answers like the offline backend would); the
-failure cases run on three of her sessions, with the stub scripted to misbehave for one unit.
+Six of Nadia's sessions (a correction that supersedes a fact, a pasted secret) are compiled once
+through the stub, which answers like the offline backend would; the failure cases run on three,
+with the stub scripted to misbehave for one unit. bench/backend_tokens.py runs all fifteen.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner, Result
-from nadia_runs import NADIA_IDS, assert_sound, git, isolated_env, nadia_inputs
-from stubs import NOW, SMALL, Reply, Stub, dream_run, error_reply, pending, set_dream, small_brain
+from nadia_runs import assert_sound, git, isolated_env
+from stubs import SMALL, Reply, Stub, dream_run, error_reply, pending, set_dream, small_brain
 
 from dream.cli import main
 
@@ -22,6 +23,7 @@ KEY = "sk-ant-test-0123456789-NEVER-WRITE-ME"
 LEAKED = "sk-ant-api03-FAKEfakeFAKEfake0000EXAMPLE"  # pasted into 2026-04-14-api-key-script
 TASKS = ["summarize", "extract_facts", "write_page", "verify"]
 VICTIM = SMALL[1]  # the session the failure cases break
+SIX = (*SMALL, "2026-04-14-api-key-script", "2026-04-22-sendai-correction", "2026-05-19-new-role")
 
 
 class Compiled(NamedTuple):
@@ -36,7 +38,7 @@ def nadia_anthropic(tmp_path_factory) -> Compiled:
     """All of Nadia through the stub, recorded; module-scoped, so it sets the test environment itself."""
     with isolated_env("2026-07-15T02:00:00+00:00"):
         stub = Stub("anthropic")
-        root = nadia_inputs(tmp_path_factory.mktemp("anthropic") / "brain")
+        root = small_brain(tmp_path_factory.mktemp("anthropic") / "brain", keep=SIX)
         set_dream(root, timeout=10, retries=0)
         result = dream_run(root, "--backend", "anthropic", "--record", "--json", env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": stub.base_url})
         stub.close()
@@ -76,8 +78,9 @@ def calls(root: Path, run_id: str) -> list[dict]:
 def test_nadia_compiles_into_one_commit_that_validates_clean(nadia_anthropic: Compiled) -> None:
     root, report = nadia_anthropic.root, nadia_anthropic.report
     assert nadia_anthropic.result.exit_code == 0, nadia_anthropic.result.output
-    assert (report["status"], report["backend"], report["model"], report["sessions"]) == ("ok", "anthropic", "claude-sonnet-4-6", NADIA_IDS)
-    assert report["session_failures"] == {} and report["rejected"] == {} and len(report["pages_created"]) > 15
+    assert (report["status"], report["backend"], report["model"], report["sessions"]) == ("ok", "anthropic", "claude-sonnet-4-6", sorted(SIX))
+    assert report["session_failures"] == {} and report["rejected"] == {} and len(report["pages_created"]) > 10
+    assert report["facts_superseded"] >= 1 and "## History\n- Until 2026-04-22: " in (root / "knowledge/projects/japan-universal-design-sprint.md").read_text(encoding="utf-8")
     assert_sound(root)
     message = git(root, "log", "-1", "--format=%B")
     assert "\nDream-Backend: anthropic\n" in message
@@ -89,7 +92,7 @@ def test_nadia_compiles_into_one_commit_that_validates_clean(nadia_anthropic: Co
 def test_requests_are_messages_api_calls_with_the_stable_prefix_cached(nadia_anthropic: Compiled) -> None:
     seen = nadia_anthropic.stub.seen
     assert {s.task for s in seen} == set(TASKS)
-    assert len([s for s in seen if s.task == "summarize"]) == len(NADIA_IDS)
+    assert len([s for s in seen if s.task == "summarize"]) == len(SIX)
     first = seen[0].body
     for s in seen:
         body = s.body

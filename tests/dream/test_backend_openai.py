@@ -172,3 +172,10 @@ def test_a_refused_key_stops_the_run(tmp_path: Path, stub: Stub) -> None:
     result = dream_run(root, "--backend", "openai", env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 1 and len(stub.seen) == 1
     assert result.stderr == f"dream: error: the server at {stub.base_url} refused the key (HTTP 401)\n"
+
+
+def test_a_cost_budget_for_a_model_without_a_price_is_refused_before_any_request(tmp_path: Path, stub: Stub) -> None:
+    root = brain_for(tmp_path, stub)
+    result = dream_run(root, "--backend", "openai", "--max-cost", "0.50", env={"OPENAI_API_KEY": KEY})
+    assert result.exit_code == 1 and stub.seen == []
+    assert result.stderr.startswith(f"dream: error: no price is known for the model {MODEL}, so --max-cost cannot be enforced")
