@@ -1,10 +1,13 @@
 """`brain search`: hybrid ranking of page statements, memory cards, session summaries and raw turns.
 
 Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
-model, `brain.embed`) each rank the chunks; reciprocal rank fusion (RRF, k=60) merges the two
-lists, and the fused score is then adjusted:
-  * confidence: a card's score is scaled by 0.6 + 0.4 × confidence; a superseded card (`until`) by 0.5;
-  * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit.
+model, `brain.embed`, on the query's content words) each rank the chunks; reciprocal rank fusion
+(RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists, and the score is adjusted:
+  * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
+  * who spoke: an assistant's turn × 0.5; a turn by a person the query names × 1.25;
+  * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
+  * conversation: the turn after a matching turn between two people gains half its score.
+The weights were measured on the LoCoMo and LongMemEval dev sets (docs/context.md says by how much).
 Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
 (no embedding model) → recency (neither); `SearchResult.mode` says which ran.
 """
