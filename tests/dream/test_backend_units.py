@@ -187,3 +187,17 @@ def test_prompts_are_templates_that_carry_the_transcript_escaped() -> None:
     assert user.startswith("Task: summarize\n") and 'Owner of the Brain (the user who says "I"): Nadia Rahman' in user
     assert '<turn n="1" role="user" speaker="Nadia" time="2026-03-11T10:00:00+09:00">Use &lt;b&gt; &amp; &quot;quotes&quot;</turn>' in user
     assert backend.prompts[0].system.startswith("# Dream: the compiler of a Brain")  # the skill, without its front matter
+
+
+@pytest.mark.parametrize("name", ["dream", "brain"])
+def test_skills_are_agent_skills_with_a_name_and_a_description(name: str) -> None:
+    import yaml
+
+    from dream.backends.llm import SKILL
+
+    text = (SKILL.parent.parent / name / "SKILL.md").read_text(encoding="utf-8")
+    head, body = text.removeprefix("---\n").split("\n---\n", 1)
+    meta = yaml.safe_load(head)
+    assert set(meta) == {"name", "description"} and meta["name"] == name
+    assert 20 < len(meta["description"]) <= 1024 and "Use when" in meta["description"]
+    assert body.lstrip().startswith("# ")
