@@ -29,9 +29,14 @@ def one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def link_text(text: str | None) -> str:
+    """Text safe inside `[[slug|text]]`: one line, no brackets or pipes (they would end the link)."""
+    return one_line(text).replace("[", "(").replace("]", ")").replace("|", "/")
+
+
 def index_line(page: Page) -> str:
     """`- [[slug|Title]]: summary` — one page's line in knowledge/index.md."""
-    title = one_line(page.frontmatter.title).replace("]]", "] ]").replace("|", "/")
+    title = link_text(page.frontmatter.title)
     summary = one_line(page.frontmatter.summary)
     link = f"[[{page.slug}|{title}]]" if title and title != page.slug else f"[[{page.slug}]]"
     return f"- {link}: {summary}" if summary else f"- {link}"
@@ -62,7 +67,7 @@ def session_index_line(summary: Page) -> str:
     extra = fm.extras()
     started = str(extra.get("started") or "")[:10] or "undated"
     turns = extra.get("turns")
-    title = one_line(fm.title).replace("]]", "] ]").replace("|", "/")
+    title = link_text(fm.title)
     tail = f" ({turns} turns)" if isinstance(turns, int) else ""
     return f"- {started} [[{summary.slug}|{title}]]{tail}"
 

@@ -26,6 +26,7 @@ from dream.phases.orient import list_session_files, plan_sessions
 from dream.phases.summarize import summarize_session, write_summary
 from dream.phases.update import update_pages
 from dream.report import RunReport
+from dream.offline.facts import DEFAULT_OWNER
 from dream.sanitize import sanitize_session
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
@@ -84,7 +85,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.cache = DocCache(root / layout.CACHE / "docs.json")
     comp.seed_resolver()
-    _seed_owner(comp, settings.owner)
+    _seed_owner(comp, settings.owner or DEFAULT_OWNER)
     run_dir = root / layout.RUNS / run_id
     backend.open_run(RunContext(run_dir=run_dir, index=_read(live, layout.KNOWLEDGE_INDEX) or "", instructions=instructions.text, record=settings.record))
     if settings.record:

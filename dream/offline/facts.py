@@ -62,6 +62,8 @@ _PLACEHOLDER_RE = re.compile(r"^\[[^\]]*\]$")
 _QUANTIFIERS = frozenset("every each all most some several many few any no participants people users everyone".split())
 _SUBJECT_SLOTS = ("employer", "home", "relation:")
 MIN_WORDS = 4
+#: Whose page first-person facts go to when brain.toml names no owner.
+DEFAULT_OWNER = "User"
 
 SkipFn = Callable[[str], bool]
 
@@ -72,7 +74,7 @@ def speaker_name(turn: Turn, owner: str | None) -> str | None:
         return None
     name = (turn.speaker or "").strip()
     if not name or name.lower() in ("user", "human", "me"):
-        return owner or "The user"
+        return owner or DEFAULT_OWNER
     return name
 
 

@@ -22,7 +22,8 @@ def title_of(session: Session) -> str:
     if tail != session.id and re.search(r"[a-z]", tail):
         words = tail.replace("_", "-").split("-")
         return " ".join(words).capitalize()
-    first = next((t.text for t in session.turns if t.role not in ("assistant", "system", "tool")), session.id)
+    said = (s for t in session.turns if t.role not in ("assistant", "system", "tool") for s in sentences(t.text))
+    first = next((s for s in said if not skippable(s)), session.id)
     return clean_statement(" ".join(first.split()[:8]), 80).rstrip(".")
 
 

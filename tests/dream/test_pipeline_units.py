@@ -306,3 +306,16 @@ def test_plan_sync_overwrites_state_even_when_it_changed_and_sorts_paths() -> No
 )
 def test_merge3(base: str, ours: str, theirs: str, expected: tuple[str, bool]) -> None:
     assert merge3(base, ours, theirs) == expected
+
+
+def test_index_lines_keep_links_intact_whatever_the_title():
+    from brain.markdown import parse_body
+    from brain.page import Frontmatter, new_page
+    from brain.render import index_line, session_index_line
+
+    fm = Frontmatter(title="[omitted: x] a|b ]] c", type="session", started="2026-01-01T00:00:00", turns=2)
+    line = session_index_line(new_page("sessions/summaries/s1.md", fm, "body\n"))
+    assert line == "- 2026-01-01 [[s1|(omitted: x) a/b )) c]] (2 turns)"
+    assert [link.target for link in parse_body(line).links] == ["s1"]
+    page = new_page("knowledge/places/x.md", Frontmatter(title="X [1]", type="place", summary="s"), "b\n")
+    assert index_line(page) == "- [[x|X (1)]]: s"
