@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -114,14 +115,14 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
         except BrainError:
             (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
             current = repo.head()
-            writes, lost = _rebase(repo, writes, base, current)
+            writes, lost = _rebase(repo, writes, base, current, run_dir)
             conflicts += lost
             base, rebased = current, rebased + 1
             if not writes:
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
             continue
         fault("after-update-ref")
-        finish_worktree(root, journal)
+        finish_worktree(root, journal, targets=writes)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
@@ -157,12 +158,14 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip()
 
 
-def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None) -> tuple[dict[str, str], list[str]]:
+def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None, scratch: Path) -> tuple[dict[str, str], list[str]]:
     """Dream's writes re-applied on the owner's newer commit: their changes win where they overlap."""
     out, lost = {}, []
+    paths = sorted(writes)
+    before = _read_many(repo, base, paths, scratch) if base else {}
+    after = _read_many(repo, head, paths, scratch) if head else {}
     for rel, text in writes.items():
-        was = _show(repo, base, rel)
-        now = _show(repo, head, rel)
+        was, now = before.get(rel), after.get(rel)
         if now == was:
             out[rel] = text
             continue
@@ -177,7 +180,7 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str
     return out, lost
 
 
-def finish_worktree(root: Path, journal: Journal) -> None:
+def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None) -> None:
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
@@ -185,9 +188,11 @@ def finish_worktree(root: Path, journal: Journal) -> None:
     owner's and is left alone, showing as their uncommitted change.
     """
     repo = BrainRepo(root)
+    if targets is None:  # recovering after a crash: read the new commit's files in one git call
+        targets = _read_many(repo, journal.new, sorted(journal.files), Path(root) / layout.RUNS / journal.run_id)
     done = []
     for i, (rel, before) in enumerate(sorted(journal.files.items())):
-        target = _show(repo, journal.new, rel)
+        target = targets.get(rel)
         current = _read_text(Path(root) / rel)
         if target is not None and current in (before, target):
             if current != target:
@@ -250,11 +255,24 @@ def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
     return True
 
 
-def _show(repo: BrainRepo, rev: str | None, rel: str) -> str | None:
-    if not rev:
-        return None
-    data = repo.show(rev, rel)
-    return data.decode("utf-8", errors="replace") if data is not None else None
+def _read_many(repo: BrainRepo, rev: str, paths: list[str], scratch: Path) -> dict[str, str]:
+    """`rev:path` for many paths through one `git cat-file --batch` (missing paths left out)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    request = scratch / "cat-file-batch"
+    request.write_text("".join(f"{rev}:{p}\n" for p in paths), encoding="utf-8")
+    with open(request, "rb") as fh:
+        out = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, stdin=fh, capture_output=True, check=True).stdout
+    texts, pos = {}, 0
+    for rel in paths:
+        header_end = out.index(b"\n", pos)
+        header = out[pos:header_end].split()
+        pos = header_end + 1
+        if len(header) == 2 and header[1] == b"missing":
+            continue
+        size = int(header[2])
+        texts[rel] = out[pos : pos + size].decode("utf-8", errors="replace")
+        pos += size + 1
+    return texts
 
 
 def _read_text(path: Path) -> str | None:
