@@ -39,6 +39,8 @@ def timed(*args: str, cwd: Path) -> float:
 
 def fresh_brain(where: Path) -> Path:
     sh(str(BIN / "brain"), "init", str(where))
+    # No background `git gc --auto`: it repacks while the bench copies the repository.
+    sh("git", "config", "gc.auto", "0", cwd=where)
     return where
 
 
