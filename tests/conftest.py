@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import socket
 import subprocess
 from pathlib import Path
 
 import pytest
+from testenv import TEST_GIT_ENV
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
@@ -31,8 +33,6 @@ def _is_loopback(address) -> bool:
 @pytest.fixture(autouse=True)
 def _offline_safety_net(monkeypatch: pytest.MonkeyPatch) -> None:
     """No model credentials, no network but loopback, a fixed git identity, no user git config."""
-    import os
-
     for name in list(os.environ):
         if name.startswith(("ANTHROPIC_", "OPENAI_")) or name == "BRAIN_HOME":
             monkeypatch.delenv(name, raising=False)
@@ -43,14 +43,7 @@ def _offline_safety_net(monkeypatch: pytest.MonkeyPatch) -> None:
         return _real_connect(self, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    for key, value in {
-        "GIT_AUTHOR_NAME": "Test Owner",
-        "GIT_AUTHOR_EMAIL": "owner@example.test",
-        "GIT_COMMITTER_NAME": "Test Owner",
-        "GIT_COMMITTER_EMAIL": "owner@example.test",
-        "GIT_CONFIG_GLOBAL": os.devnull,
-        "GIT_CONFIG_NOSYSTEM": "1",
-    }.items():
+    for key, value in TEST_GIT_ENV.items():
         monkeypatch.setenv(key, value)
 
 

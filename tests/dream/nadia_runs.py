@@ -21,6 +21,8 @@ from brain.repo import BrainRepo
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.backends import get_backend
+from testenv import TEST_GIT_ENV
+
 from dream.demo import copy_inputs, persona_dir
 from dream.report import RunReport
 from dream.run import run
@@ -53,14 +55,7 @@ def isolated_env(git_date: str | None = None) -> Iterator[None]:
         for name in list(os.environ):
             if name.startswith(("ANTHROPIC_", "OPENAI_", "GIT_")) or name in ("BRAIN_HOME", "DREAM_NOW"):
                 mp.delenv(name, raising=False)
-        for key, value in {
-            "GIT_AUTHOR_NAME": "Test Owner",
-            "GIT_AUTHOR_EMAIL": "owner@example.test",
-            "GIT_COMMITTER_NAME": "Test Owner",
-            "GIT_COMMITTER_EMAIL": "owner@example.test",
-            "GIT_CONFIG_GLOBAL": os.devnull,
-            "GIT_CONFIG_NOSYSTEM": "1",
-        }.items():
+        for key, value in TEST_GIT_ENV.items():
             mp.setenv(key, value)
         if git_date:
             mp.setenv("GIT_AUTHOR_DATE", git_date)

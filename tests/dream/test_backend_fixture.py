@@ -33,15 +33,6 @@ def _maker():
     return module
 
 
-def _tree_files(root: Path, rev: str) -> dict[str, str]:
-    out = {}
-    for line in git(root, "ls-tree", "-r", "-z", rev).split("\0"):
-        if line:
-            info, path = line.split("\t", 1)
-            out[path] = info.split()[2]
-    return out
-
-
 def test_the_committed_anthropic_recording_replays_to_the_recorded_tree(tmp_path: Path, monkeypatch) -> None:
     maker = _maker()
     expected = json.loads((FIXTURE / "expected.json").read_text(encoding="utf-8"))
@@ -81,7 +72,7 @@ def test_the_committed_anthropic_recording_replays_to_the_recorded_tree(tmp_path
     assert misses == [] and result.misses == 0, f"requests with no recorded answer ({dict(Counter(misses))}): a prompt or the inputs changed; {REGENERATE}"
     assert result.replayed_commit, "the replay committed nothing"
     if result.replayed_tree != expected["tree"]:
-        got = _tree_files(scratch, result.replayed_commit)
+        got = _maker().tree_files(scratch, result.replayed_commit)
         want = expected["files"]
         differs = sorted(p for p in want.keys() | got.keys() if want.get(p) != got.get(p))
         pytest.fail(f"the replayed Brain differs from the recorded one in {len(differs)} file(s): {differs[:20]}; {REGENERATE}")
