@@ -76,6 +76,11 @@ class DocCache:
         except ValueError:
             return None
 
+    def remember_note(self, path: str, data: bytes, note: Note) -> None:
+        """A note Dream just wrote: the next run finds it without parsing the card."""
+        self.entries[path] = [hashlib.blake2b(data, digest_size=16).hexdigest(), note.model_dump(mode="json")]
+        self.dirty = True
+
     def page(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
         """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
 

@@ -159,6 +159,8 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
 
 
 def _write(comp: Compilation, note: Note) -> None:
-    comp.stage(note.path, render_note(note))
+    text = render_note(note)
+    if comp.stage(note.path, text):
+        comp.cache.remember_note(note.path, text.encode("utf-8"), note)
     comp.topic(note.topic).put(note, statement_key(note.statement))
     comp.touched.add(note.topic)
