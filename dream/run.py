@@ -75,13 +75,14 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     # Pages the owner deleted (committed or not) are forgotten before anything can link to them.
     deleted = sorted(p for p in head_pages | set(state.written) if layout.is_page_path(p) and not live.exists(p))
     forgotten = [layout.page_location(p)[1] for p in deleted]
+    already = set(instructions.forget)  # what forget.md lists now: those need no new line
     if forgotten:
         instructions = instructions.model_copy(update={"forget": sorted(set(instructions.forget) | set(forgotten))})
         for p in deleted:
             state.written.pop(p, None)
     staged = StagedTree(root / layout.RUNS / run_id / "staged", live)
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
-    comp.forgotten = [s for s in forgotten if s not in _read_forget_slugs(live)]
+    comp.forgotten = [s for s in forgotten if s not in already]
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.cache = DocCache(root / layout.CACHE / "docs.json")
     comp.seed_resolver()
@@ -205,10 +206,6 @@ def _seed_owner(comp: Compilation, owner: str | None) -> None:
         comp.resolver.add(layout.slugify(owner), owner, "person", [first] if first != owner else [])
     elif first != owner and comp.resolver.lookup(first) is None:
         comp.resolver.alias(known, first)
-
-
-def _read_forget_slugs(tree: DirTree) -> set[str]:
-    return set(parse_instructions("", _read(tree, layout.FORGET) or "").forget)
 
 
 def _blob_text(repo: BrainRepo, blob: str) -> str | None:
