@@ -77,6 +77,8 @@ class ContextOptions(BaseModel):
     card_share: float = 1.0
     turn_share: float = 1.0
     turn_cut: float = 0.2  # a turn longer than this share of the evidence budget is cut to its best passage
+    whole_turns: int = 3  # the best turns are shown whole (up to turn_cut); the ones after them ...
+    excerpt_tokens: int = 30  # ... are cut to their best passage of about this many tokens
     k: int = 60
 
 
@@ -200,7 +202,9 @@ class ContextBuilder:
             cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
-                cand = self._turn(hit, reason, terms, max(60, int(evidence * options.turn_cut)), state)
+                whole = sum(1 for c in state.cands if c.lane == "turns" and c.admitted) < options.whole_turns
+                cap_tokens = max(60, int(evidence * options.turn_cut)) if whole else options.excerpt_tokens
+                cand = self._turn(hit, reason, terms, cap_tokens, state)
             else:
                 cand = self._statement(lane, reason, hit, dates, options.now, max(40, int(evidence * 0.2)))
             narrow = 0 < len(hit.cites) <= 3
@@ -238,7 +242,7 @@ class ContextBuilder:
         head = f"[{hit.date or 'undated'} · {ref}] {who}: "
         room = min(max_tokens, max(state.left - state.overhead("turns"), 0)) - estimate_tokens(head)
         body = hit.text
-        if estimate_tokens(body) > room and room >= 25:
+        if estimate_tokens(body) > room and room >= 12:
             body = _window(body, terms, room)
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
         cand = _Cand("turns", hit.ref, head + body, [hit.ref], reason)
@@ -338,25 +342,36 @@ def _norm(text: str) -> str:
 
 
 def _window(text: str, terms: list[str], tokens: int) -> str:
-    """The run of sentences with the most query terms that fits `tokens`, marked where cut."""
+    """The run of sentences with the most query terms that fits `tokens`, with `…` where it was cut.
+
+    When no sentence fits whole, the best sentence is cut at a word boundary.
+    """
     sentences = _SENTENCE_RE.split(text)
-    marker = f" …[truncated: {estimate_tokens(text)} tokens in full]"
-    room = tokens - estimate_tokens(marker) - 1
+    marker = " …"
+    room = tokens - estimate_tokens(marker + marker)
+
+    def score(sentence: str) -> int:
+        low = sentence.lower()
+        return sum(1 for t in terms if t[:5] in low)
+
+    scores = [score(x) for x in sentences]
     best, best_score = (0, 0), -1
     for start in range(len(sentences)):
-        size, score, end = 0, 0, start
+        size, total, end = 0, 0, start
         while end < len(sentences) and size + estimate_tokens(sentences[end]) + 1 <= room:
             size += estimate_tokens(sentences[end]) + 1
-            low = sentences[end].lower()
-            score += sum(1 for t in terms if t[:5] in low)
+            total += scores[end]
             end += 1
-        if end > start and score > best_score:
-            best, best_score = (start, end), score
+        if end > start and total > best_score:
+            best, best_score = (start, end), total
     start, end = best
-    if end <= start:
-        return truncate(text, tokens, marker)
+    if end <= start:  # not one sentence fits: the best one, cut
+        start = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+        end = start + 1
+        body = truncate(sentences[start], room + estimate_tokens(marker), marker)
+        return ("… " if start else "") + body
     body = " ".join(sentences[start:end])
-    return ("… " if start else "") + body + marker
+    return ("… " if start else "") + body + (marker if end < len(sentences) else "")
 
 
 def _as_hit(chunk, score: float) -> SearchHit:

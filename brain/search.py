@@ -6,7 +6,11 @@ model, `brain.embed`, on the query's content words) each rank the chunks; recipr
   * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
   * who spoke: an assistant's turn × 0.5; a turn by a person the query names × 1.25;
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
-  * conversation: the turn after a matching turn between two people gains half its score.
+  * conversation: the turn after a matching turn between two people gains half its score (the turn
+    before it a fifth); one with no query word of its own stays just below the turn that raised it.
+  * compiled statements (page sections, cards, summaries) × 1.2 over the raw turns they restate.
+A turn is indexed with the words of the turn before it (a `context` column, bm25 weight 0.4): a
+reply is found by what it answers.
 The weights were measured on the LoCoMo and LongMemEval dev sets (docs/context.md says by how much).
 Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
 (no embedding model) → recency (neither); `SearchResult.mode` says which ran.
@@ -34,8 +38,12 @@ RECENCY_WEIGHT = 0.10
 DENSE_WEIGHT = 0.5
 REPLY_WEIGHT = 0.5
 PROMPT_WEIGHT = 0.2
-CONVERSATION_POOL = 100  # the best turns whose neighbours are raised
+CONVERSATION_POOL = 100
+NEIGHBOUR_CAP = 0.99  # a turn raised only by its neighbour stays just below it
+NEIGHBOUR_CAP = 0.99  # a raised turn stays just below the turn that raised it
+CAP = True  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
+KIND_FACTOR = {"page": 1.2, "note": 1.2, "summary": 1.2}  # compiled statements before the raw turns they restate
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
 SPEAKER_FACTOR = 1.25  # a turn by a person the query names
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -131,6 +139,7 @@ def adjust(score: float, kind: str, confidence: float | None, until: str | None,
         score *= ASSISTANT_FACTOR
     if named:
         score *= SPEAKER_FACTOR
+    score *= KIND_FACTOR.get(kind, 1.0)
     if kind == "note":
         score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
         if until:
@@ -200,7 +209,7 @@ class Searcher:
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
             named = bool(c.speaker) and c.speaker.split()[0].casefold() in term_set
             scored.append((adjust(base, c.kind, c.confidence, c.until, recency, c.role, named), cid))
-        via = self._conversation_boost(scored, light, exclude)
+        via = self._conversation_boost(scored, light, exclude, terms)
         scored.sort(key=lambda s: (-s[0], s[1]))
         chunks = self.index.chunks([cid for _, cid in scored[:k]])
         hits = [
@@ -210,7 +219,8 @@ class Searcher:
         ]
         return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
 
-    def _conversation_boost(self, scored: list[tuple[float, int]], light: dict[int, Light], exclude: tuple[str, ...]) -> dict[int, str]:
+    def _conversation_boost(self, scored: list[tuple[float, int]], light: dict[int, Light], exclude: tuple[str, ...],
+                            terms: list[str] | None = None) -> dict[int, str]:
         """Raise the neighbours of matching turns in a conversation between people (in place).
 
         When two people talk, the answer to a matching question is the next turn, and it often
@@ -226,7 +236,7 @@ class Searcher:
         wanted = [cid + d for _, cid in turns for d in (1, -1)]
         known = self.index.light([i for i in wanted if i not in light])
         known.update(light)
-        boost: dict[int, tuple[float, str]] = {}
+        boost: dict[int, tuple[float, str, float]] = {}  # id → (added, the best neighbour's ref, its score)
         for score, cid in turns:
             mine = light[cid]
             for d, weight in ((1, REPLY_WEIGHT), (-1, PROMPT_WEIGHT)):
@@ -234,17 +244,22 @@ class Searcher:
                 if (other is None or other.path != mine.path or other.ref != _neighbour(mine.ref, d) or other.role != "user"
                         or other.speaker == mine.speaker or any(other.path.startswith(p) for p in exclude)):
                     continue
-                add, _ = boost.get(other.id, (0.0, ""))
-                boost[other.id] = (add + weight * score, mine.ref)
+                add, ref, top = boost.get(other.id, (0.0, mine.ref, score))
+                boost[other.id] = (add + weight * score, ref, top)
                 light.setdefault(other.id, other)
         index = {cid: i for i, (_, cid) in enumerate(scored)}
-        for cid, (add, _) in boost.items():
+        texts = self.index.texts(list(boost)) if terms else {}
+        for cid, (add, _, top) in boost.items():
+            own = scored[index[cid]][0] if cid in index else 0.0
+            raised = own + add
+            if terms and not _matched(terms, texts.get(cid, "")):
+                # Raised only by its neighbour (no query word of its own): it follows that turn, never overtakes it.
+                raised = max(own, min(raised, top * NEIGHBOUR_CAP))
             if cid in index:
-                i = index[cid]
-                scored[i] = (scored[i][0] + add, cid)
+                scored[index[cid]] = (raised, cid)
             else:
-                scored.append((add, cid))
-        return {cid: ref for cid, (_, ref) in boost.items()}
+                scored.append((raised, cid))
+        return {cid: ref for cid, (_, ref, _) in boost.items()}
 
     def _dense(self, query: str, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
         import numpy as np
@@ -272,9 +287,9 @@ def _ordinal(date: str) -> int:
         return 0
 
 
-def _matched(terms: list[str], chunk: Chunk) -> list[str]:
-    """Query terms found in the chunk (a prefix match stands in for the stemmer)."""
-    text = f"{chunk.title} {chunk.text}".lower()
+def _matched(terms: list[str], chunk: Chunk | str) -> list[str]:
+    """Query terms found in the chunk or text (a prefix match stands in for the stemmer)."""
+    text = (chunk if isinstance(chunk, str) else f"{chunk.title} {chunk.text}").lower()
     return [t for t in terms if (t[:5] if len(t) > 5 else t) in text]
 
 

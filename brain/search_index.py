@@ -28,14 +28,15 @@ if TYPE_CHECKING:
     from brain.embed import Embedder
 
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 EMBED_BATCH = 512
+CONTEXT_WEIGHT = 0.4  # bm25 weight of a turn's context column: the turn it answers (see _insert_chunks)
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime INTEGER);
 CREATE TABLE chunks(id INTEGER PRIMARY KEY, ref TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,
   title TEXT, text TEXT, body TEXT, cites TEXT, date TEXT, confidence REAL, meta TEXT,
-  speaker TEXT, role TEXT, until TEXT, facets TEXT);
+  speaker TEXT, role TEXT, until TEXT, facets TEXT, context TEXT);
 CREATE INDEX chunks_path ON chunks(path);
 CREATE INDEX chunks_ref ON chunks(ref);
 CREATE TABLE vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
@@ -44,12 +45,13 @@ CREATE TABLE vectors(id INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 # holds `kind<kind>` and `top<folder>` tokens so that kind and folder filters are part of the match
 # (a join to filter 50,000 matches cost more than the match itself); bm25 weighs it 0.
 _FTS = """
-CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, facets, content='chunks', content_rowid='id',
+CREATE VIRTUAL TABLE chunks_fts USING fts5(title, body, facets, context, content='chunks', content_rowid='id',
   tokenize='porter unicode61 remove_diacritics 2');
 CREATE TRIGGER chunks_ai AFTER INSERT ON chunks BEGIN
-  INSERT INTO chunks_fts(rowid, title, body, facets) VALUES (new.id, new.title, new.body, new.facets); END;
+  INSERT INTO chunks_fts(rowid, title, body, facets, context) VALUES (new.id, new.title, new.body, new.facets, new.context); END;
 CREATE TRIGGER chunks_ad AFTER DELETE ON chunks BEGIN
-  INSERT INTO chunks_fts(chunks_fts, rowid, title, body, facets) VALUES ('delete', old.id, old.title, old.body, old.facets); END;
+  INSERT INTO chunks_fts(chunks_fts, rowid, title, body, facets, context)
+  VALUES ('delete', old.id, old.title, old.body, old.facets, old.context); END;
 """
 _COLUMNS = "id, ref, kind, path, title, text, cites, date, confidence, meta"
 _LIGHT = "id, ref, kind, path, date, confidence, until, speaker, role"
@@ -140,6 +142,10 @@ class SearchIndex:
         """Chunks by id (ids that no longer exist are left out)."""
         return {row[0]: _chunk(row[1:]) for row in self._rows(_COLUMNS, "id", ids)}
 
+    def texts(self, ids: list[int]) -> dict[int, str]:
+        """id → the text of those chunks (a turn's words, without its speaker)."""
+        return {r[0]: r[1] or "" for r in self._rows("id, text", "id", ids)}
+
     def light(self, ids: list[int]) -> dict[int, Light]:
         return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}
 
@@ -159,7 +165,7 @@ class SearchIndex:
 
     def lexical(self, match: str, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[tuple[int, float]]:
         """(id, bm25) of the best FTS5 matches, best first (bm25 is negative: lower is better)."""
-        match = f"{{title body}} : ({match})"
+        match = f"{{title body context}} : ({match})"
         if kinds:
             match += " AND facets : (" + " OR ".join(f"kind{k}" for k in kinds) + ")"
         tops = [p.rstrip("/") for p in exclude if p.endswith("/") and p.count("/") == 1 and p[:-1].isalnum()]
@@ -168,10 +174,10 @@ class SearchIndex:
         rest = tuple(p for p in exclude if p.rstrip("/") not in tops)
         if rest:  # a deeper prefix: filter by path (slower, needs the join)
             where, params = _filters((), rest)
-            sql = ("SELECT c.id, bm25(chunks_fts, 0.3, 1.0, 0.0) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+            sql = (f"SELECT c.id, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
                    f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?")
             return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
-        sql = "SELECT rowid, bm25(chunks_fts, 0.3, 1.0, 0.0) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
+        sql = f"SELECT rowid, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
         return [(r[0], r[1]) for r in self.conn.execute(sql, [match, limit])]
 
     def recent(self, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
@@ -321,15 +327,20 @@ def _delete_chunks(conn: sqlite3.Connection, rel: str) -> None:
 
 
 def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
+    """Insert one file's chunks. A turn's `context` is the turn before it in the session: a reply
+    ("It taught me self-acceptance") is found by the words of what it answers ("Becoming Nicole")."""
+    rows, before = [], ""
+    for c in chunks:
+        body = search_text(c)
+        context = before if c.kind == "turn" else ""
+        before = c.text if c.kind == "turn" else ""  # without its speaker: a name there would match every reply
+        rows.append((c.ref, c.kind, c.path, c.title, c.text, body, " ".join(c.cites), c.date, c.confidence,
+                     json.dumps(c.meta, sort_keys=True) if c.meta else None, c.meta.get("speaker"), c.meta.get("role"),
+                     c.meta.get("until"), f"kind{c.kind} top{c.path.split('/', 1)[0].lower()}", context))
     conn.executemany(
-        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta, speaker, role, until, facets) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        [
-            (c.ref, c.kind, c.path, c.title, c.text, search_text(c), " ".join(c.cites), c.date, c.confidence,
-             json.dumps(c.meta, sort_keys=True) if c.meta else None, c.meta.get("speaker"), c.meta.get("role"),
-             c.meta.get("until"), f"kind{c.kind} top{c.path.split('/', 1)[0].lower()}")
-            for c in chunks
-        ],
+        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta, speaker, role, until, facets, "
+        "context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        rows,
     )
 
 

@@ -137,7 +137,18 @@ def test_long_turns_are_cut_to_the_passage_that_matches(brain):
     packet = build(brain, "Which typeface do the boards use?", 300)
     turn = item(packet, "session:2022-01-05-exports#t3")
     assert turn.admitted and "The boards use the Inter typeface." in turn.text
-    assert "…[truncated: " in turn.text and "shortened to the passage that matches" in turn.reason
+    assert "assistant: … " in turn.text and turn.text.endswith("The boards use the Inter typeface. …")  # … marks each cut
+    assert "shortened to the passage that matches (turn has 850 tokens)" in turn.reason
+
+
+def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain):
+    packet = build(brain, "Where does Ana work?", 2000, whole_turns=0, excerpt_tokens=30)
+    turns = [i for i in packet.admitted if i.lane == "turns"]
+    assert turns and all(i.tokens <= 30 for i in turns)
+    cut = [i for i in turns if "…" in i.text]
+    assert cut and all("shortened to the passage that matches" in i.reason for i in cut)
+    whole = build(brain, "Where does Ana work?", 2000, whole_turns=100)
+    assert not any("…" in i.text for i in whole.admitted if i.lane == "turns")
 
 
 # -- the JSON schema ----------------------------------------------------------------------------

@@ -49,10 +49,11 @@ def test_rrf_rewards_agreement_between_rankers():
     assert weighted[1] == pytest.approx(2 * weighted[2])
 
 
-def test_adjust_by_confidence_superseded_and_recency():
-    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(0.8)
-    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(0.88)
-    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
+def test_adjust_by_kind_confidence_superseded_and_recency():
+    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(1.2 * 0.8)
+    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(1.2 * 0.88)
+    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(1.2 * 0.5)
+    assert adjust(1.0, "page", None, None, 0.0) == adjust(1.0, "summary", None, None, 0.0) == pytest.approx(1.2)
     assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
     assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
     assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(1.25)
@@ -104,6 +105,18 @@ def test_the_reply_to_a_matching_question_is_found_in_a_conversation(brain):
     assert refs(result)[:2] == ["session:2024-01-10-intro#t2", "session:2024-01-10-intro#t3"]
     assert result.hits[1].near == "session:2024-01-10-intro#t2"
     assert "next to 2024-01-10-intro#t2" in result.hits[1].why()
+
+
+def test_a_reply_is_indexed_with_the_words_of_what_it_answers(brain):
+    # t4 ("Which instrument should I pick up this year?") follows "We adopted a puppy! Her name is Pepper."
+    result = Searcher.open(brain, embedder=None).search("Pepper", k=10, kinds=("turn",))
+    assert "session:2024-01-10-intro#t4" in refs(result)
+
+
+def test_a_turn_raised_only_by_its_neighbour_never_overtakes_it(brain):
+    result = Searcher.open(brain, embedder=None).search("Pepper", k=3)
+    assert refs(result) == ["knowledge/people/ana-lima.md#L16", "session:2024-01-10-intro#t3", "session:2024-01-10-intro#t4"]
+    assert result.hits[2].score < result.hits[1].score and result.hits[2].near == "session:2024-01-10-intro#t3"
 
 
 def test_assistant_replies_are_not_raised_by_the_question_before_them(brain):
