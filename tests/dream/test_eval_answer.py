@@ -1,21 +1,28 @@
-"""The eval's answer and judge calls: the offline reader and judge (tables), token F1, and the
-calls of the network backends against loopback stubs."""
+"""`brain eval --answer`: the offline reader and judge (tables), token F1, the harness end to end on
+the small LoCoMo sample, and the answer/judge calls of the network backends against loopback stubs."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from pathlib import Path
 
 import pytest
 from anthropic import Anthropic
-from stubs import Reply, Stub
+from click.testing import CliRunner
+from stubs import Reply, Stub, error_reply
 
+from brain.cli import main
 from dream.backends.anthropic import AnthropicBackend
 from dream.backends.base import AnswerDraft, AnswerRequest, JudgeRequest, Judgement
 from dream.backends.offline import OfflineBackend
 from dream.backends.openai_compat import OpenAICompatBackend
+from dream.eval.harness import SYSTEMS, render_markdown, run_eval, steps
 from dream.eval.metrics import token_f1
 from dream.offline.answer import gold_days
+from dream.settings import LLMOptions
 
+LOCOMO = Path(__file__).resolve().parents[2] / "fixtures" / "importers" / "locomo-sample.json"
 KEY = "sk-ant-test-0123456789-NEVER-WRITE-ME"
 
 PACKET = """# Context (300 of 400 tokens, search: hybrid)
@@ -117,6 +124,63 @@ def test_token_f1_normalises_as_locomo_does(answer, gold, f1):
     assert token_f1(answer, gold) == f1
 
 
+# --- the harness end to end -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory):
+    work = tmp_path_factory.mktemp("eval-answer")
+    report = run_eval("locomo", LOCOMO, budgets=(200, 400), embedder="none", workdir=work, answer="offline", answer_budgets=(400,))
+    return report, work
+
+
+def test_eval_answers_every_system_at_the_answer_budgets(answered):
+    report, _ = answered
+    assert (report.answer_backend, report.answer_model, report.answer_budgets, report.answer_errors) == ("offline", None, [400], 0)
+    assert report.answer_usage.calls == 0  # offline calls no model
+    # Three questions have a gold answer (the adversarial one has none), asked of three systems at one budget.
+    assert len(report.answers) == 9 and {(a.system, a.budget) for a in report.answers} == {(s, 400) for s in SYSTEMS}
+    for system in SYSTEMS:
+        single, temporal = report.score(system, 400, "4 single-hop"), report.score(system, 400, "2 temporal")
+        assert (single.answered, single.accuracy, single.f1) == (1, 1.0, 0.1176)  # "Her name is Pepper, …" for Pepper
+        assert (temporal.accuracy, temporal.f1) == (0.0, 0.5)  # 1 May 2023 is not the weekend before 8 May 2023
+        assert (report.score(system, 400, "headline").accuracy, report.score(system, 400, "headline").f1) == (0.3333, 0.3271)
+        assert report.score(system, 400, "5 adversarial").answered == 0 and report.score(system, 400, "5 adversarial").accuracy is None
+        assert report.score(system, 200, "all").answered == 0 and report.score(system, 200, "all").accuracy is None
+    when = next(a for a in report.answers if a.system == "brain" and a.category == "2 temporal")
+    assert (when.question, when.answer, when.gold, when.correct) == ("When did Ana adopt her dog?", "1 May 2023", "The weekend before 8 May 2023", False)
+    assert when.reason == "2023-05-01 is outside the gold answer's date (2023-05-06 to 2023-05-07)"
+
+
+def test_eval_markdown_has_answer_columns_only_when_answering(answered):
+    report, work = answered
+    text = render_markdown(report)
+    assert text.count("| bm25 | acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |") == 2
+    assert "| 4 single-hop | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 11.8 | 11.8 | 11.8 |" in text
+    assert "answered by `offline` at budgets 400, judged by a lexical rule, a rough proxy of a model judge; 9 answers, no model calls;" in text
+    plain = render_markdown(run_eval("locomo", LOCOMO, budgets=(200,), embedder="none", workdir=work, reuse=True))
+    assert "acc brain" not in plain and "answered by" not in plain
+
+
+def test_eval_json_carries_scores_answers_and_usage(answered):
+    report, _ = answered
+    data = json.loads(report.model_dump_json())
+    score = next(s for s in data["scores"] if (s["system"], s["budget"], s["category"]) == ("bm25", 400, "4 single-hop"))
+    assert (score["answered"], score["accuracy"], score["f1"]) == (1, 1.0, 0.1176)
+    assert set(data["answers"][0]) == {"case", "category", "system", "budget", "question", "gold", "answer", "correct", "f1", "reason"}
+    assert data["answer_usage"]["calls"] == 0 and data["answer_budgets"] == [400]
+
+
+def test_progress_counts_every_answered_packet():
+    assert steps("locomo", LOCOMO) == 1 + 4
+    assert steps("locomo", LOCOMO, answer_budgets=2) == 1 + 4 + 3 * len(SYSTEMS) * 2
+
+
+def test_answer_budgets_must_be_measured_budgets():
+    result = CliRunner().invoke(main, ["eval", "locomo", str(LOCOMO), "--budgets", "200,400", "--answer", "offline", "--answer-budgets", "300"])
+    assert result.exit_code == 2 and "Error: Invalid value for --answer-budgets: 300 must be among --budgets 200,400\n" in result.output
+
+
 # --- network backends against loopback stubs -----------------------------------------------------------
 
 
@@ -178,3 +242,45 @@ def test_openai_judge_with_broken_json_is_asked_again():
         assert "no JSON object" in repair.body["messages"][3]["content"]
     finally:
         stub.close()
+
+
+def test_brain_eval_answers_through_anthropic_as_the_offline_backend_would(anthropic_stub, answered):
+    report, _ = answered
+    args = ["eval", "locomo", str(LOCOMO), "--budgets", "200,400", "--answer-budgets", "400", "--embedder", "none", "--answer", "anthropic", "--json"]
+    result = CliRunner().invoke(main, args, env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": anthropic_stub.base_url}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["answer_backend"], data["answer_model"], data["answer_errors"]) == ("anthropic", "claude-sonnet-4-6", 0)
+    assert data["answer_usage"]["calls"] == len(anthropic_stub.seen) == 18  # 9 answers, 9 judgements
+    assert data["answer_usage"]["input_tokens"] > 0 and data["answer_usage"]["cost_usd"] > 0
+    # The stub answers and judges as the offline backend does: the same answers, the same scores.
+    assert [(a["answer"], a["correct"]) for a in data["answers"]] == [(a.answer, a.correct) for a in report.answers]
+    assert [(s["accuracy"], s["f1"]) for s in data["scores"]] == [(s.accuracy, s.f1) for s in report.scores]
+
+
+def test_a_failed_answer_is_left_out_and_counted(anthropic_stub, answered):
+    _, work = answered
+    anthropic_stub.script("answer", error_reply("anthropic", 500, "internal"), contains="What is the name of Ana's dog?")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ANTHROPIC_API_KEY", KEY)
+        mp.setenv("ANTHROPIC_BASE_URL", anthropic_stub.base_url)
+        report = run_eval("locomo", LOCOMO, budgets=(400,), embedder="none", workdir=work, reuse=True, answer="anthropic",
+                          answer_options=LLMOptions(retries=0, timeout=5))
+    assert report.answer_errors == 1
+    [failed] = [a for a in report.answers if a.correct is None]
+    assert (failed.system, failed.answer, failed.f1) == ("brain", None, None)
+    assert failed.reason.startswith("answer failed: HTTP 500 from the model server")
+    assert report.score("brain", 400, "4 single-hop").answered == 0 and report.score("no-wiki", 400, "4 single-hop").accuracy == 1.0
+    logged = [json.loads(line) for line in (work / "answers" / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == 17 and [c["task"] for c in logged[:2]] == ["answer", "answer"]  # the failed call, then no-wiki's
+    assert logged[0]["error"].startswith("BackendHTTPError: HTTP 500") and KEY not in json.dumps(logged)
+    assert "**1 failed** (a call failed; left out of acc and F1)" in render_markdown(report)
+
+
+def test_without_a_key_the_eval_stops_before_compiling(tmp_path):
+    work = tmp_path / "work"
+    result = CliRunner().invoke(main, ["eval", "locomo", str(LOCOMO), "--answer", "anthropic", "--workdir", str(work)])
+    assert result.exit_code == 1
+    assert result.stderr.endswith("error: the anthropic backend needs an API key, and ANTHROPIC_API_KEY is not set\n"
+                                  "hint: set ANTHROPIC_API_KEY, or use the offline backend\n")
+    assert not (work / "conv-90").exists()
