@@ -387,6 +387,11 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--budgets", default="500,1000,2000", show_default=True, metavar="TOKENS,…", help="Packet budgets to measure.")
 @click.option("--backend", default="offline", show_default=True, help="Dream backend that compiles the Brains.")
+@click.option("--answer", "answer", default=None, metavar="BACKEND",
+              help="Also answer each question from each packet and judge the answer with this backend (offline, anthropic, openai).")
+@click.option("--answer-budgets", default=None, metavar="TOKENS,…", help="Answer at these of the --budgets only (default: all).")
+@click.option("--answer-model", default=None, metavar="NAME", help="Model of the --answer backend (default: the backend's own).")
+@click.option("--answer-base-url", default=None, metavar="URL", help="Server of the --answer backend (openai: e.g. http://localhost:11434/v1).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the compiled Brains here (default: a temporary folder, removed after).")
 @click.option("--reuse", is_flag=True, help="Measure Brains already compiled in --workdir instead of compiling them again.")
@@ -395,7 +400,8 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
               help="Also write PREFIX.json and PREFIX.md.")
 @embedder_option
 @json_option
-def eval_(benchmark: str, file: Path, budgets: str, backend: str, workdir: Path | None, reuse: bool, limit: int | None,
+def eval_(benchmark: str, file: Path, budgets: str, backend: str, answer: str | None, answer_budgets: str | None,
+          answer_model: str | None, answer_base_url: str | None, workdir: Path | None, reuse: bool, limit: int | None,
           save: Path | None, embedder: str | None, as_json: bool) -> None:
     """Measure context packets on LoCoMo or LongMemEval.
 
@@ -403,20 +409,43 @@ def eval_(benchmark: str, file: Path, budgets: str, backend: str, workdir: Path 
     at each budget and reports per category: evidence recall, the share of questions with all
     their evidence, and whether the answer string is in the packet. Two baselines run at the
     same budgets: BM25 over raw turns (date prepended) and the Brain without knowledge/.
-    Prints a markdown table (or --json); a progress bar runs on stderr.
+    With --answer, each packet of a question with a gold answer is also answered and judged
+    by that backend: judged accuracy and token F1 per system (offline: an extractive reader
+    and a lexical judge, a rough proxy). Prints a markdown table (or --json); a progress bar
+    runs on stderr.
     """
     # The one place brain/ imports dream: the eval compiles Brains, which is Dream's job.
+    from dream.backends.base import BackendError
+    from dream.backends.errors import NeedsKeyError
     from dream.eval.harness import render_markdown, run_eval, steps
+    from dream.settings import LLMOptions
 
-    sizes = tuple(int(b) for b in budgets.split(",") if b.strip())
-    with click.progressbar(length=steps(benchmark, file, limit), label=f"eval {benchmark}", file=sys.stderr) as bar:
-        report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
-                          reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n))
+    sizes = _budgets(budgets, "--budgets")
+    answered = _budgets(answer_budgets, "--answer-budgets") if answer_budgets else sizes
+    if set(answered) - set(sizes):
+        raise click.BadParameter(f"{answer_budgets} must be among --budgets {budgets}", param_hint="--answer-budgets")
+    options = LLMOptions(model=answer_model, base_url=answer_base_url)
+    total = steps(benchmark, file, limit, len(answered) if answer else 0)
+    try:
+        with click.progressbar(length=total, label=f"eval {benchmark}", file=sys.stderr) as bar:
+            report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
+                              reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n),
+                              answer=answer, answer_options=options, answer_budgets=answered)
+    except BackendError as exc:
+        hint = f"set {exc.env}, or use the offline backend" if isinstance(exc, NeedsKeyError) else exc.hint
+        raise BrainError(str(exc), hint) from None
     table = render_markdown(report)
     if save:
         Path(f"{save}.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         Path(f"{save}.md").write_text(table, encoding="utf-8")
     click.echo(report.model_dump_json(indent=2) if as_json else table, nl=as_json)
+
+
+def _budgets(text: str, flag: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
 
 
 def _summary(errors: int, warnings: int, files: int) -> str:

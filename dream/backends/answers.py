@@ -1,14 +1,15 @@
 """Checks of a model's answer against its request: what pydantic cannot know.
 
 Turn spans inside the session, cite numbers the page's facts have, links to pages that exist,
-one verdict per claim. A problem found here is shown to the model once (LLMBackend's repair call).
+one verdict per claim, an answer that says something. A problem found here is shown to the model
+once (LLMBackend's repair call).
 """
 
 from __future__ import annotations
 
 import re
 
-from dream.backends.base import FactBatch, PageDraft, SessionSummary, WritePageRequest
+from dream.backends.base import AnswerDraft, FactBatch, PageDraft, SessionSummary, WritePageRequest
 
 _LINK_RE = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|[^\]]*)?\]\]")
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
@@ -61,6 +62,12 @@ def check_verdicts(out, count: int) -> list[str]:
     if extra:
         problems.append(f"claim number(s) {extra} are unknown or judged twice")
     return problems
+
+
+def check_answer(out: AnswerDraft) -> list[str]:
+    if not out.answer.strip():
+        return ["answer is empty; answer `not mentioned` when the packet does not say"]
+    return []
 
 
 def no_json(stop_reason: str | None) -> str:

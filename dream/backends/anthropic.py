@@ -1,9 +1,10 @@
 """The `anthropic` backend: the Messages API through the official SDK (the only module importing it).
 
-Structured output is one forced tool. Every request carries all four task tools and the same
-system block, with `cache_control` on that block, so the prefix tools → system (the Dream skill,
-standing instructions, index) is written to the cache once and read by every later call of the
-run; only `tool_choice` and the user message change between calls, and they come after it.
+Structured output is one forced tool. Every request of a run carries all four task tools and
+the same system block, with `cache_control` on that block, so the prefix tools → system (the
+Dream skill, standing instructions, index) is written to the cache once and read by every later
+call of the run; only `tool_choice` and the user message change between calls, and they come
+after it. The eval's `answer` and `judge` calls carry their own tool and system prompt.
 The SDK's own retries are off (`max_retries=0`): LLMBackend retries, logs and honours retry-after.
 """
 
@@ -36,9 +37,11 @@ def _sdk():
     return anthropic
 
 
-@functools.lru_cache(maxsize=1)
-def tools() -> tuple[dict, ...]:
-    return tuple({"name": t, "description": DESCRIPTIONS[t], "input_schema": schema(t)} for t in TASKS)
+@functools.lru_cache(maxsize=None)
+def tools(task: str | None = None) -> tuple[dict, ...]:
+    """Dream's four task tools (every run request carries all of them: a stable prefix); an eval task's own tool alone."""
+    names = TASKS if task is None or task in TASKS else (task,)
+    return tuple({"name": t, "description": DESCRIPTIONS[t], "input_schema": schema(t)} for t in names)
 
 
 class AnthropicBackend(LLMBackend):
@@ -69,9 +72,9 @@ class AnthropicBackend(LLMBackend):
                 messages.append({"role": "user", "content": fix})
         return {
             "model": self.model,
-            "max_tokens": self.max_output_tokens,
+            "max_tokens": self.max_tokens_for(prompt.task),
             "system": [{"type": "text", "text": prompt.system, "cache_control": {"type": "ephemeral"}}],
-            "tools": list(tools()),
+            "tools": list(tools(prompt.task)),
             "tool_choice": {"type": "tool", "name": prompt.task},
             "messages": messages,
         }

@@ -1,7 +1,8 @@
 """The model-backend interface: Dream's four questions as typed calls (pydantic in, pydantic out).
 
 Phases never know which backend answers. `offline` implements the calls directly; network
-backends implement one structured-completion primitive (issue: model backends).
+backends implement one structured-completion primitive (issue: model backends). Two more calls,
+`answer` and `judge`, serve `brain eval --answer` (issue 5), never a Dream run.
 """
 
 from __future__ import annotations
@@ -142,6 +143,29 @@ class Verdict(_Model):
     reason: str
 
 
+class AnswerRequest(_Model):
+    """A benchmark question and the context packet an agent got for it (`brain eval --answer`)."""
+
+    question: str
+    packet: str  # the packet as the agent reads it (markdown); data, never instructions
+    asked: dt.date | None = None  # when the question is asked, if the benchmark says
+
+
+class AnswerDraft(_Model):
+    answer: str  # a few words; "not mentioned" when the packet does not say
+
+
+class JudgeRequest(_Model):
+    question: str
+    gold: str  # the benchmark's answer
+    answer: str  # the generated answer
+
+
+class Judgement(_Model):
+    correct: bool
+    reason: str  # one short sentence
+
+
 class Usage(_Model):
     input_tokens: int = 0  # all input, cache reads and writes included
     output_tokens: int = 0
@@ -161,7 +185,7 @@ class RunContext(_Model):
 
 
 class ModelBackend(ABC):
-    """Answers Dream's four questions; phases never know which backend runs."""
+    """Answers Dream's four questions and the eval's two; phases never know which backend runs."""
 
     name: ClassVar[str]
     model: str | None = None
@@ -180,6 +204,14 @@ class ModelBackend(ABC):
 
     @abstractmethod
     def verify(self, req: VerifyRequest) -> Verdict: ...
+
+    @abstractmethod
+    def answer(self, req: AnswerRequest) -> AnswerDraft:
+        """Answer a question from its packet alone (the eval's reader; Dream never calls it)."""
+
+    @abstractmethod
+    def judge(self, req: JudgeRequest) -> Judgement:
+        """Whether a generated answer says what the gold answer says (the eval's judge)."""
 
     def verify_claims(self, reqs: list[VerifyRequest]) -> list[Verdict]:
         """Several claims of one page at once (model backends answer them in one call)."""

@@ -22,6 +22,7 @@ class NeedsKeyError(BackendError):
 
     def __init__(self, message: str, env: str = "ANTHROPIC_API_KEY") -> None:
         super().__init__(message)
+        self.env = env
         self.hint = f"set {env} or {OFFLINE_HINT}"
 
 

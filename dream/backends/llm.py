@@ -25,9 +25,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends.base import (
+    AnswerDraft,
+    AnswerRequest,
     BackendError,
     ExtractRequest,
     FactBatch,
+    JudgeRequest,
+    Judgement,
     ModelBackend,
     PageDraft,
     RunContext,
@@ -38,7 +42,7 @@ from dream.backends.base import (
     VerifyRequest,
     WritePageRequest,
 )
-from dream.backends.answers import check_facts, check_page, check_summary, check_verdicts, no_json
+from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
 from dream.backends.errors import (
     BackendHTTPError,
     BackendOutputError,
@@ -78,17 +82,23 @@ TASKS: dict[str, type[BaseModel]] = {
     "write_page": PageDraft,
     "verify": ClaimVerdicts,
 }
+#: The eval's tasks (`brain eval --answer`): never in a Dream run, so they carry their own system
+#: prompt and only their own schema, and their answers are short.
+EVAL_TASKS: dict[str, type[BaseModel]] = {"answer": AnswerDraft, "judge": Judgement}
+EVAL_MAX_TOKENS = 512
 DESCRIPTIONS = {
     "summarize": "Record the summary of a session: a title, sentences with the turns that say them, topics.",
     "extract_facts": "Record the facts the new turns of a session state, and the entities they name.",
     "write_page": "Record a wiki page written from its facts: a one-line summary and the markdown body.",
     "verify": "Record one verdict per claim: supported, unsupported or contradicted, with a reason.",
+    "answer": "Record the short answer to the question, taken from the packet alone.",
+    "judge": "Record whether the generated answer is correct against the gold answer, with a one-sentence reason.",
 }
 
 
 @functools.lru_cache(maxsize=None)
 def schema(task: str) -> dict:
-    return TASKS[task].model_json_schema()
+    return {**TASKS, **EVAL_TASKS}[task].model_json_schema()
 
 
 @dataclass(frozen=True)
@@ -207,6 +217,14 @@ class LLMBackend(ModelBackend):
             self._system = render("system.j2", skill=skill_text(), instructions="", index="")
         return self._system
 
+    @functools.cached_property
+    def eval_system(self) -> str:
+        """The system prompt of the eval's tasks: no Dream skill, no Brain, the inputs are data."""
+        return render("eval_system.j2")
+
+    def max_tokens_for(self, task: str) -> int:
+        return min(self.max_output_tokens, EVAL_MAX_TOKENS) if task in EVAL_TASKS else self.max_output_tokens
+
     def usage(self) -> Usage:
         return self._usage
 
@@ -261,8 +279,21 @@ class LLMBackend(ModelBackend):
             for i in range(1, len(reqs) + 1)
         ]
 
+    # --- the eval's two questions (brain eval --answer) ----------------------------------------------
+
+    def answer(self, req: AnswerRequest) -> AnswerDraft:
+        lines = req.packet.splitlines()
+        clean = iter(self._clean([line for line in lines if line.strip()]))
+        packet = "\n".join(next(clean) if line.strip() else line for line in lines)
+        user = render("answer.j2", question=req.question, asked=req.asked, packet=packet, answer=self.answer_line("answer"))
+        return self._structured("answer", user, req.question[:60], check_answer, system=self.eval_system)
+
+    def judge(self, req: JudgeRequest) -> Judgement:
+        user = render("judge.j2", req=req, answer=self.answer_line("judge"))
+        return self._structured("judge", user, req.question[:60], lambda out: [], system=self.eval_system)
+
     def _clean(self, texts: list[str]) -> list[str]:
-        """Evidence is raw turn text read from the Brain: sanitise it as turns are before they leave."""
+        """Evidence and packets hold raw turn text read from the Brain: sanitise it as turns are before they leave."""
         turns = [Turn(n=i, role="user", text=t) for i, t in enumerate(texts, 1)]
         clean, _ = sanitize_session(Session(header=SessionHeader(id="evidence"), turns=turns), self._instructions)
         return [t.text for t in clean.turns]
@@ -273,14 +304,15 @@ class LLMBackend(ModelBackend):
         """The last line of every user prompt: how to answer (a tool call, or JSON)."""
         return f"Answer with one JSON object that follows the `{task}` schema, and nothing else."
 
-    def _structured(self, task: str, user: str, unit: str, check: Callable[[Any], list[str]]):
-        prompt = Prompt(task=task, system=self.system, user=user)
+    def _structured(self, task: str, user: str, unit: str, check: Callable[[Any], list[str]], system: str | None = None):
+        prompt = Prompt(task=task, system=system or self.system, user=user)
+        output = TASKS.get(task) or EVAL_TASKS[task]
         for attempt in (1, 2):
             completion = self._call(prompt, unit, attempt)
             try:
                 if completion.data is None:
                     raise OutputInvalid(no_json(completion.stop_reason))
-                out = TASKS[task].model_validate(completion.data)
+                out = output.model_validate(completion.data)
                 problems = check(out)
                 if problems:
                     raise OutputInvalid("\n".join(f"- {p}" for p in problems[:20]))

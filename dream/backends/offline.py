@@ -1,7 +1,7 @@
 """The `offline` backend: deterministic heuristics, no model, no network (dream/offline/).
 
-Extractive summaries, rule-based facts, templated pages and a lexical verifier. Same inputs give
-the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
+Extractive summaries, rule-based facts, templated pages and a lexical verifier; for `brain eval
+--answer`, an extractive reader and a lexical judge. Same inputs give the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
 """
 
 from __future__ import annotations
@@ -11,8 +11,12 @@ import re
 from typing import ClassVar
 
 from dream.backends.base import (
+    AnswerDraft,
+    AnswerRequest,
     ExtractRequest,
     FactBatch,
+    JudgeRequest,
+    Judgement,
     ModelBackend,
     PageDraft,
     PageFact,
@@ -88,6 +92,16 @@ class OfflineBackend(ModelBackend):
 
     def verify(self, req: VerifyRequest) -> Verdict:
         return lexical_verdict(req.claim, req.evidence)
+
+    def answer(self, req: AnswerRequest) -> AnswerDraft:
+        from dream.offline.answer import answer  # the eval's reader: not loaded by Dream runs
+
+        return answer(req)
+
+    def judge(self, req: JudgeRequest) -> Judgement:
+        from dream.offline.answer import judge
+
+        return judge(req)
 
 
 def _more(hidden: int, slug: str) -> list[str]:

@@ -61,7 +61,7 @@ class OpenAICompatBackend(LLMBackend):
             previous, error = prompt.repair
             messages.append({"role": "assistant", "content": previous.raw or "(no answer)"})
             messages.append({"role": "user", "content": render("repair.j2", task=prompt.task, error=error, how="as one JSON object and nothing else")})
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_output_tokens, "temperature": 0}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": self.max_tokens_for(prompt.task), "temperature": 0}
         if self.mode == "json_schema":
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": prompt.task, "schema": schema(prompt.task), "strict": False}}
         elif self.mode == "json_object":

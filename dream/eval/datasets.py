@@ -35,7 +35,8 @@ class EvalCase(BaseModel):
     answer: str | None
     category: str
     gold: list[str]
-    now: dt.date
+    now: dt.date  # the clock of its packets: the question's date, else the conversation's last day
+    asked: dt.date | None = None  # when the question is asked, where the benchmark says (LongMemEval)
 
 
 class Dataset(BaseModel):
@@ -100,6 +101,7 @@ def _longmemeval(data: list[dict]) -> Dataset:
         dates = [parse_date(d) for d in item.get("haystack_dates", []) if isinstance(d, str)]
         now = dt.date.fromisoformat((asked or max(d for d in dates if d))[:10])
         cases.append(EvalCase(id=qid, brain=qid, question=item["question"], answer=_answer(item.get("answer")),
-                              category=item.get("question_type", "?"), gold=gold, now=now))
+                              category=item.get("question_type", "?"), gold=gold, now=now,
+                              asked=dt.date.fromisoformat(asked[:10]) if asked else None))
     types = tuple(sorted({c.category for c in cases}))
     return Dataset(name="longmemeval", cases=cases, brains=brains, headline=types, owner=LONGMEMEVAL_OWNER)

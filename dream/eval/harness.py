@@ -3,7 +3,8 @@
 Three systems at each budget, in the same run: `brain` (the full packet), `no-wiki` (the same
 Brain with knowledge/ left out: index and pages lanes empty, search never sees pages) and `bm25`
 (raw turns only, `dream.eval.baseline`). Nothing in the product knows it is being measured: the
-packets come from `brain.context` exactly as `brain context` builds them.
+packets come from `brain.context` exactly as `brain context` builds them. With an answer backend,
+every packet of a question with a gold answer is also answered and judged (`dream.eval.answering`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dream.backends.base import RunContext, Usage
+from dream.eval.answering import Answered, Answerer, baseline_text
 from dream.eval.baseline import TurnBM25
 from dream.eval.datasets import Dataset, EvalCase, load_dataset
 from dream.eval.metrics import answer_in, found_gold
 
 SYSTEMS = ("brain", "no-wiki", "bm25")
 BUDGETS = (500, 1000, 2000)
+ANSWER_LOG = "answers"  # folder of the answer backend's calls.jsonl, next to the Brains
 Progress = Callable[[int, str], None]  # (steps done since the last call, what is running)
 
 
@@ -37,6 +41,9 @@ class Score(BaseModel):
     answerable: int
     answer_in: float | None  # share of questions with an answer whose answer string is in the packet
     tokens: float  # mean tokens used
+    answered: int = 0  # questions answered and judged (none when not answering, or not at this budget)
+    accuracy: float | None = None  # share of those the judge found correct
+    f1: float | None = None  # mean token F1 of their answers against the gold answers
 
 
 class Miss(BaseModel):
@@ -66,8 +73,15 @@ class EvalReport(BaseModel):
     questions: int = 0
     compile_seconds: float = 0.0
     packet_seconds: float = 0.0
+    answer_backend: str | None = None  # answers and judges (`--answer`); None: nothing answered
+    answer_model: str | None = None
+    answer_budgets: list[int] = Field(default_factory=list)
+    answer_seconds: float = 0.0
+    answer_errors: int = 0  # answers left out of accuracy and F1 because a call failed
+    answer_usage: Usage | None = None  # the answer backend's tokens and calls (offline: none)
     scores: list[Score] = Field(default_factory=list)
     misses: list[Miss] = Field(default_factory=list)
+    answers: list[Answered] = Field(default_factory=list)
 
     def score(self, system: str, budget: int, category: str) -> Score | None:
         return next((s for s in self.scores if (s.system, s.budget, s.category) == (system, budget, category)), None)
@@ -75,19 +89,33 @@ class EvalReport(BaseModel):
 
 def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: str = "offline", embedder: str = "auto",
              workdir: Path | None = None, reuse: bool = False, limit: int | None = None,
-             progress: Progress | None = None) -> EvalReport:
+             progress: Progress | None = None, answer: str | None = None, answer_options=None,
+             answer_budgets: tuple[int, ...] | None = None) -> EvalReport:
     """Evaluate packets on a LoCoMo or LongMemEval file.
 
     `workdir` keeps the compiled Brains (one folder per conversation); with `reuse`, a Brain already
-    compiled there is measured as it is instead of being compiled again.
+    compiled there is measured as it is instead of being compiled again. With `answer` (a backend
+    name; `answer_options` a dream.settings.LLMOptions), every system's packet at `answer_budgets`
+    (default: all budgets) is answered and judged for each question that has a gold answer.
     """
+    from dream.backends import get_backend
+
     data = load_dataset(fmt, path)
     cases = data.cases[:limit] if limit else data.cases
     wanted = list(dict.fromkeys(c.brain for c in cases))
     report = EvalReport(dataset=fmt, file=str(path), backend=backend, budgets=list(budgets), headline=list(data.headline))
+    answerer = None
+    if answer:
+        report.answer_budgets = list(answer_budgets or budgets)
+        if set(report.answer_budgets) - set(budgets):
+            raise ValueError(f"answer budgets {report.answer_budgets} are not all among the budgets measured {list(budgets)}")
+        answerer = Answerer(get_backend(answer, answer_options))  # before compiling: a missing key fails fast
+        report.answer_backend, report.answer_model = answer, answerer.backend.model
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="brain-eval-") as tmp:
         base = Path(workdir) if workdir else Path(tmp)
+        if answerer is not None:  # the answer calls' log: <workdir>/answers/calls.jsonl
+            answerer.backend.open_run(RunContext(run_dir=base / ANSWER_LOG))
         for key in wanted:
             root = base / key
             t0 = time.perf_counter()
@@ -100,20 +128,26 @@ def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: 
             if progress:
                 progress(1, f"compiled {key}")
             t0 = time.perf_counter()
-            results += _score_brain(root, [c for c in cases if c.brain == key], budgets, embedder, report, progress)
+            results += _score_brain(root, [c for c in cases if c.brain == key], budgets, embedder, report, progress, answerer)
             report.packet_seconds += time.perf_counter() - t0
     report.brains, report.questions = len(wanted), len(cases)
     report.scores = _aggregate(results, budgets, data.headline)
+    if answerer is not None:
+        report.packet_seconds -= answerer.seconds
+        report.answer_seconds, report.answer_errors = round(answerer.seconds, 2), answerer.errors
+        report.answer_usage = answerer.backend.usage()
     report.compile_seconds = round(report.compile_seconds, 2)
     report.packet_seconds = round(report.packet_seconds, 2)
     return report
 
 
-def steps(fmt: str, path: Path, limit: int | None = None) -> int:
-    """How many progress steps `run_eval` reports: one per Brain compiled, one per question."""
+def steps(fmt: str, path: Path, limit: int | None = None, answer_budgets: int = 0) -> int:
+    """How many progress steps `run_eval` reports: one per Brain compiled, one per question, and
+    one per packet answered (a question with a gold answer × systems × `answer_budgets` budgets)."""
     data = load_dataset(fmt, path)
     cases = data.cases[:limit] if limit else data.cases
-    return len({c.brain for c in cases}) + len(cases)
+    answered = sum(1 for c in cases if c.answer) * len(SYSTEMS) * answer_budgets
+    return len({c.brain for c in cases}) + len(cases) + answered
 
 
 def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
@@ -134,8 +168,8 @@ def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
 
 
 def _score_brain(root: Path, cases: list[EvalCase], budgets: tuple[int, ...], embedder: str, report: EvalReport,
-                 progress: Progress | None) -> list[dict]:
-    from brain.context import ContextBuilder, ContextOptions
+                 progress: Progress | None, answerer: Answerer | None) -> list[dict]:
+    from brain.context import ContextBuilder, ContextOptions, render_packet
     from brain.search import Searcher
 
     searcher = Searcher.open(root, embedder=embedder)
@@ -151,14 +185,21 @@ def _score_brain(root: Path, cases: list[EvalCase], budgets: tuple[int, ...], em
                 for system in SYSTEMS:
                     if system == "bm25":
                         items, used = bm25.packet(case.question, budget), None
+                        text = baseline_text(items, budget)
                     else:
                         exclude = ("knowledge/",) if system == "no-wiki" else ()
                         packet = builder.build(case.question, ContextOptions(budget=budget, now=case.now, exclude=exclude))
-                        items, used = packet.admitted, packet.used
+                        items, used, text = packet.admitted, packet.used, render_packet(packet)
                         report.search_mode = report.search_mode or packet.mode
                     found = found_gold(items, case.gold, turn_text)
                     tokens = used if used is not None else sum(_tokens(i.text) for i in items)
-                    row["runs"][(system, budget)] = (len(found), answer_in(items, case.answer), tokens)
+                    answered = None
+                    if answerer is not None and case.answer and budget in report.answer_budgets:
+                        answered = answerer(case, system, budget, text)
+                        report.answers.append(answered)
+                        if progress:
+                            progress(1, f"answered {case.id} ({system}, {budget})")
+                    row["runs"][(system, budget)] = (len(found), answer_in(items, case.answer), tokens, answered)
                     if system == "brain" and budget == middle:
                         report.misses += [
                             Miss(case=case.id, category=case.category, question=case.question, answer=case.answer,
@@ -196,9 +237,9 @@ def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[st
 
 
 def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
-    recalls, alls, answers, tokens = [], [], [], []
+    recalls, alls, answers, tokens, judged = [], [], [], [], []
     for row in rows:
-        found, ans, used = row["runs"][(system, budget)]
+        found, ans, used, answered = row["runs"][(system, budget)]
         gold = len(row["case"].gold)
         if gold:
             recalls.append(found / gold)
@@ -206,14 +247,18 @@ def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
         if ans is not None:
             answers.append(ans)
         tokens.append(used)
+        if answered is not None and answered.correct is not None:
+            judged.append(answered)
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
     return Score(system=system, budget=budget, category=category, questions=len(rows), with_gold=len(recalls),
                  recall=mean(recalls), all_evidence=mean(alls), answerable=len(answers), answer_in=mean(answers),
-                 tokens=round(sum(tokens) / len(tokens), 1) if tokens else 0.0)
+                 tokens=round(sum(tokens) / len(tokens), 1) if tokens else 0.0, answered=len(judged),
+                 accuracy=mean([a.correct for a in judged]), f1=mean([a.f1 for a in judged]))
 
 
 def render_markdown(report: EvalReport) -> str:
-    """One table per budget: per category, evidence recall / all-evidence / answer-in-packet per system."""
+    """One table per budget: per category, evidence recall / all-evidence / answer-in-packet per system,
+    and when answering, judged accuracy and token F1 per system."""
     pct = lambda v: "–" if v is None else f"{100 * v:.1f}"  # noqa: E731
     head_label = "categories " + ", ".join(c.split()[0] for c in report.headline) if report.dataset == "locomo" else "headline"
     lines = [
@@ -224,16 +269,36 @@ def render_markdown(report: EvalReport) -> str:
         "Recall = mean share of gold turns in the packet; all = share of questions with every gold turn; "
         "answer = answer string in the packet. Systems: brain / no-wiki (knowledge/ left out) / bm25 (raw turns).",
     ]
+    answering = report.answer_backend is not None
+    if answering:
+        lines.append(_answer_line(report))
     categories = list(dict.fromkeys(s.category for s in report.scores))
     if {s.category for s in report.scores} - {"headline", "all"} == set(report.headline):
         categories.remove("headline")  # the headline is every category: its row would repeat "all"
+    head = "| category | n | recall brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 |"
+    rule = "|---|---:|" + "---:|" * 9
+    if answering:
+        head, rule = head + " acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |", rule + "---:|" * 6
     for budget in report.budgets:
-        lines += ["", f"## Budget {budget} tokens", "",
-                  "| category | n | recall brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["", f"## Budget {budget} tokens", "", head, rule]
         for category in categories:
             row = [report.score(s, budget, category) for s in SYSTEMS]
             label = head_label if category == "headline" else category
             cells = [pct(r.recall) for r in row] + [pct(r.all_evidence) for r in row] + [pct(r.answer_in) for r in row]
+            if answering:
+                cells += [pct(r.accuracy) for r in row] + [pct(r.f1) for r in row]
             lines.append(f"| {'**' + label + '**' if category in ('headline', 'all') else label} | {row[0].questions} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _answer_line(report: EvalReport) -> str:
+    model = f" ({report.answer_model})" if report.answer_model else ""
+    judge = "a lexical rule, a rough proxy of a model judge" if report.answer_backend == "offline" else "the same model"
+    usage = report.answer_usage or Usage()
+    spent = f"{usage.calls} model calls, {usage.input_tokens} tokens in, {usage.output_tokens} out" if usage.calls else "no model calls"
+    if usage.cost_usd:
+        spent += f", ${usage.cost_usd:.4f}"
+    failed = f"; **{report.answer_errors} failed** (a call failed; left out of acc and F1)" if report.answer_errors else ""
+    return (f"Acc = share of answers judged correct, F1 = mean token F1 of the answer against the gold answer; answered by "
+            f"`{report.answer_backend}`{model} at budgets {', '.join(map(str, report.answer_budgets))}, judged by {judge}; "
+            f"{len(report.answers)} answers, {spent}; {report.answer_seconds:.1f} s{failed}.")

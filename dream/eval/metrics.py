@@ -1,18 +1,24 @@
-"""Scoring a packet against a question's gold evidence (issue 5's definitions).
+"""Scoring a packet against a question's gold evidence, and an answer against the gold answer (issue 5).
 
 A gold turn is found when its text is in an admitted item (whitespace-normalised), or when an
 admitted item cites it and cites at most 3 turns (a narrow citation points at the evidence; a
 page citing fifty turns does not). The answer is in the packet when its normalised string is.
+A generated answer gets the LoCoMo paper's token F1 against the gold answer (`token_f1`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+import string
+from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
 
 MAX_CITES = 3
+#: Dropped before F1, as LoCoMo's normalize_answer drops them.
+_ARTICLES = frozenset({"a", "an", "the", "and"})
+_PUNCT = str.maketrans("", "", string.punctuation + "‘’“”–—")
 
 
 class Item(Protocol):
@@ -73,3 +79,63 @@ def answer_in(items: Iterable[Item], answer: str | None) -> bool | None:
     packet = f" {norm_answer(' '.join(i.text for i in items))} "
     forms = [norm_answer(answer)] + [f for f in [iso_form(answer)] if f]
     return any(f" {form} " in packet for form in forms)
+
+
+def answer_tokens(text: str) -> list[str]:
+    """LoCoMo's answer normalisation: lower case, punctuation deleted, articles dropped, words stemmed."""
+    return [_stem(w) for w in text.lower().translate(_PUNCT).split() if w not in _ARTICLES]
+
+
+def _stem(word: str) -> str:
+    """Plural and -ed/-ing endings off, in the spirit of Porter's step 1 (LoCoMo stems with Porter).
+
+    Not dream.offline.text.stem: that one turns "class" into "clas" but "classes" into "class".
+    """
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def token_f1(answer: str, gold: str) -> float:
+    """Token F1 of a generated answer against the gold answer (the LoCoMo paper's answer metric)."""
+    got, want = answer_tokens(answer), answer_tokens(gold)
+    same = sum((Counter(got) & Counter(want)).values())
+    if not same:
+        return 0.0
+    precision, recall = same / len(got), same / len(want)
+    return round(2 * precision * recall / (precision + recall), 4)
+
+
+_MONTH_NAME = r"(" + "|".join(sorted({*_MONTHS, *(m[:3] for m in _MONTHS), "sept"}, key=len, reverse=True)) + r")\.?"
+_FULL_DATE_RES = (
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(\d{4})\b", re.I), "dmy"),
+    (re.compile(r"\b" + _MONTH_NAME + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I), "mdy"),
+)
+
+
+def dates_in(text: str) -> set[dt.date]:
+    """The full dates (day, month and year) a text writes: `2023-05-07`, `7 May 2023`, `May 7th, 2023`."""
+    return {d for d, _, _ in date_spans(text)}
+
+
+def date_spans(text: str) -> list[tuple[dt.date, int, int]]:
+    """Each full date the text writes, with where it starts and ends, in order."""
+    found = []
+    for regex, order in _FULL_DATE_RES:
+        for m in regex.finditer(text):
+            parts = dict(zip(order, m.groups()))
+            month = parts["m"].lower().rstrip(".")
+            month_n = int(month) if month.isdigit() else next(n for name, n in _MONTHS.items() if name.startswith(month[:3]))
+            try:
+                found.append((dt.date(int(parts["y"]), month_n, int(parts["d"])), m.start(), m.end()))
+            except ValueError:
+                continue
+    return sorted(found, key=lambda f: f[1])

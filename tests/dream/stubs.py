@@ -2,7 +2,7 @@
 
 By default the stub answers like a model that happens to be the offline backend: it reads the
 request's prompt back (the transcript in <turn> tags, the page facts in JSON, the claims in
-<claim> tags), runs `dream.backends.offline` on it and replies in the server's format, with
+<claim> tags, the eval's question, packet, gold and generated answers in their tags), runs `dream.backends.offline` on it and replies in the server's format, with
 usage figures estimated as ceil(chars / 3.5) and prompt caching simulated (the first request
 with a given cached prefix writes it, later ones read it). `script(task, replies…)` makes the
 next calls of a task (optionally only those whose prompt contains some text) get canned replies:
@@ -23,7 +23,7 @@ from typing import Any
 
 from brain.sessions import Session, SessionHeader, Turn
 from brain.tokens import estimate_tokens
-from dream.backends.base import EntityRef, VerifyRequest, WritePageRequest
+from dream.backends.base import AnswerRequest, EntityRef, JudgeRequest, VerifyRequest, WritePageRequest
 from dream.backends.offline import OfflineBackend
 from dream.offline import facts as facts_mod
 from dream.offline.summarize import summarize as offline_summarize
@@ -287,6 +287,14 @@ def offline_answer(task: str, body: dict, kind: str) -> dict:
             v = OfflineBackend().verify(VerifyRequest(claim=html.unescape(m.group(2)), evidence=evidence))
             verdicts.append({"n": int(m.group(1)), "label": v.label, "reason": v.reason})
         return {"verdicts": verdicts}
+    if task in ("answer", "judge"):
+        tag = {name: html.unescape(m.group(1)) for name in ("question", "packet", "gold", "generated")
+               if (m := re.search(rf"<{name}>\n?(.*?)\n?</{name}>", prompt, re.S))}
+        if task == "judge":
+            return OfflineBackend().judge(JudgeRequest(question=tag["question"], gold=tag["gold"], answer=tag["generated"])).model_dump()
+        asked = re.search(r"^The question is asked on (\d{4}-\d{2}-\d{2})\.$", prompt, re.M)
+        req = AnswerRequest(question=tag["question"], packet=tag["packet"], asked=asked.group(1) if asked else None)
+        return OfflineBackend().answer(req).model_dump()
     raise ValueError(f"the stub does not know the task {task!r}")
 
 
