@@ -9,6 +9,8 @@ model, `brain.embed`, on the query's content words) each rank the chunks; recipr
   * conversation: the turn after a matching turn between two people gains half its score (the turn
     before it a fifth); one with no query word of its own stays just below the turn that raised it.
   * compiled statements (page sections, cards, summaries) × 1.2 over the raw turns they restate.
+  * names only: a lexical hit that matched the names of the query's people (anyone who speaks in a
+    session) and none of its other words × 0.3.
 A turn is indexed with the words of the turn before it (a `context` column, bm25 weight 0.4): a
 reply is found by what it answers.
 The weights were measured on the LoCoMo and LongMemEval dev sets (docs/context.md says by how much).
@@ -43,6 +45,7 @@ NEIGHBOUR_CAP = 0.99  # a turn raised only by its neighbour stays just below it
 NEIGHBOUR_CAP = 0.99  # a raised turn stays just below the turn that raised it
 CAP = True  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
+NAME_ONLY = 0.3  # a hit that matched only the names of the query's people
 KIND_FACTOR = {"page": 1.2, "note": 1.2, "summary": 1.2}  # compiled statements before the raw turns they restate
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
 SPEAKER_FACTOR = 1.25  # a turn by a person the query names
@@ -200,6 +203,9 @@ class Searcher:
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
         dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
+        names = term_set & self.index.speakers() if NAME_ONLY < 1.0 else set()
+        content = [t for t in terms if t not in names]
+        texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
         scored = []
         for cid, base in fused.items():
             c = light.get(cid)
@@ -208,7 +214,10 @@ class Searcher:
             d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
             named = bool(c.speaker) and c.speaker.split()[0].casefold() in term_set
-            scored.append((adjust(base, c.kind, c.confidence, c.until, recency, c.role, named), cid))
+            score = adjust(base, c.kind, c.confidence, c.until, recency, c.role, named)
+            if cid in texts and not _matched(content, texts[cid]):
+                score *= NAME_ONLY  # it matched the query's people and none of what is asked about them
+            scored.append((score, cid))
         via = self._conversation_boost(scored, light, exclude, terms)
         scored.sort(key=lambda s: (-s[0], s[1]))
         chunks = self.index.chunks([cid for _, cid in scored[:k]])

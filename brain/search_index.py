@@ -57,6 +57,7 @@ _COLUMNS = "id, ref, kind, path, title, text, cites, date, confidence, meta"
 _LIGHT = "id, ref, kind, path, date, confidence, until, speaker, role"
 _VECTOR_CACHE: dict[tuple[str, str], tuple] = {}
 _MASK_CACHE: dict[tuple, "np.ndarray"] = {}
+_NAME_CACHE: dict[tuple, frozenset[str]] = {}
 
 
 class Light(NamedTuple):
@@ -142,9 +143,20 @@ class SearchIndex:
         """Chunks by id (ids that no longer exist are left out)."""
         return {row[0]: _chunk(row[1:]) for row in self._rows(_COLUMNS, "id", ids)}
 
-    def texts(self, ids: list[int]) -> dict[int, str]:
-        """id → the text of those chunks (a turn's words, without its speaker)."""
+    def texts(self, ids: list[int], context: bool = False) -> dict[int, str]:
+        """id → the text of those chunks (a turn's words, without its speaker; with `context`, then the turn before it)."""
+        if context:
+            return {r[0]: f"{r[1] or ''} {r[2] or ''}" for r in self._rows("id, text, context", "id", ids)}
         return {r[0]: r[1] or "" for r in self._rows("id, text", "id", ids)}
+
+    def speakers(self) -> frozenset[str]:
+        """First names of everyone who speaks in a session, lower case (cached per index generation)."""
+        key = ("speakers", str(self.root / INDEX_FILE), self._meta("generation"))
+        if key not in _NAME_CACHE:
+            rows = self.conn.execute("SELECT DISTINCT speaker FROM chunks WHERE speaker IS NOT NULL").fetchall()
+            _NAME_CACHE.clear()
+            _NAME_CACHE[key] = frozenset(r[0].split()[0].casefold() for r in rows if r[0] and r[0].split())
+        return _NAME_CACHE[key]
 
     def light(self, ids: list[int]) -> dict[int, Light]:
         return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}

@@ -187,3 +187,26 @@ def test_changing_the_embedder_recomputes_every_vector(brain):
     other.name = "test-concepts-16-v2"
     stats = Searcher.open(brain, embedder=other).index.stats
     assert stats.embedded == stats.chunks == stats.vectors
+
+
+def test_a_hit_that_matches_only_the_people_named_is_scored_down(brain, monkeypatch):
+    import brain.search as search
+
+    session = [
+        {"type": "session", "id": "2024-04-01-chat", "started": "2024-04-01T10:00:00", "source": "chat", "participants": ["Ana", "Ben"]},
+        {"type": "turn", "n": 1, "role": "user", "speaker": "Ben", "text": "Ana, Ana, Ana! Good to see you Ana."},
+        {"type": "turn", "n": 2, "role": "assistant", "speaker": "assistant", "text": "Noted."},
+        {"type": "turn", "n": 3, "role": "user", "speaker": "Ben", "text": "Last spring I walked around Kyoto and Nara."},
+    ]
+    (brain / "sessions/raw/2024-04-01-chat.jsonl").write_text("".join(json.dumps(t) + "\n" for t in session))
+    searcher = Searcher.open(brain, embedder=None)
+    assert searcher.index.speakers() == {"ana", "ben", "assistant"}
+
+    def scores() -> dict[str, float]:
+        return {h.ref: h.score for h in searcher.search("Which cities has Ana walked around?", k=50, kinds=("turn",)).hits}
+
+    penalised = scores()
+    monkeypatch.setattr(search, "NAME_ONLY", 1.0)
+    plain = scores()
+    assert penalised["session:2024-04-01-chat#t1"] == pytest.approx(0.3 * plain["session:2024-04-01-chat#t1"], rel=0.01)
+    assert penalised["session:2024-04-01-chat#t3"] == plain["session:2024-04-01-chat#t3"]  # it matches "walked around"
