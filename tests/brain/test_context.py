@@ -52,14 +52,14 @@ def test_packet_invariants_at_any_budget(brain, budget, reserve):
 
 
 def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
-    packet = build(brain, "Where does Ana work?", 600)
+    packet = build(brain, "Where does Ana work, and what is her dog called?", 600)
     text = render_packet(packet)
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Standing instructions", "## Index", "## Pages", "## Memory cards", "## Evidence turns"]
     assert item(packet, "guide.md").admitted and item(packet, "rules/dates.md").admitted
-    page = item(packet, "knowledge/people/ana-lima.md#L15")
-    assert page.text == "Ana Lima › About: Ana works at Tidewater Studio in Lisbon as a product designer. (2024-03-02-new-job#t1 2024-03-02)"
-    assert page.cites == ["session:2024-03-02-new-job#t1"]
+    page = item(packet, "knowledge/people/ana-lima.md#L16")
+    assert page.admitted and page.text == "Ana Lima › About: Ana has a dog called Pepper. (2024-01-10-intro#t3 2024-01-10)"
+    assert page.cites == ["session:2024-01-10-intro#t3"]
     turn = item(packet, "session:2024-01-10-intro#t1")
     assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1] Ana: I work at Harbor Labs in Porto these days."
 
