@@ -134,6 +134,10 @@ def _note_chunk(page: Page) -> Chunk:
     )
 
 
+#: "- … 12 older fact(s) are in notes/x/", "- … and 3 more": pointers a page leaves, not statements.
+_MARKER_RE = re.compile(r"^[-*]\s+…")
+
+
 def _statement_chunks(page: Page, kind: str) -> list[Chunk]:
     """A page or summary cut into statements, each titled with its page and heading."""
     fm = page.frontmatter
@@ -153,7 +157,7 @@ def _statement_chunks(page: Page, kind: str) -> list[Chunk]:
         parts = [text] if is_item else _statements(text)
         for i, part in enumerate(parts, start=1):
             part = part.strip()
-            if not plain(part).strip():
+            if not plain(part).strip() or _MARKER_RE.match(part):
                 continue
             numbers = [int(n) for n in _CITE_RE.findall(part)]
             title = f"{fm.title} › {heading}" if heading else fm.title

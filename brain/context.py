@@ -35,6 +35,7 @@ _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
+_DATED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}: ")
 
 
 class ContextItem(BaseModel):
@@ -231,6 +232,8 @@ class ContextBuilder:
                 reason += "; statement shortened"
         else:
             body = _CITE_MARK_RE.sub("", plain(hit.text)).strip().removeprefix("- ").removeprefix("* ")
+            if body[:10] and cites.endswith(f" {body[:10]})") and _DATED_RE.match(body):
+                cites = cites[: -len(body[:10]) - 2] + ")"  # the line says its date already
             text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
         cand = _Cand(lane, hit.ref, text, list(hit.cites), reason)
         cand.score = hit.score

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from brain.embed import Embedder
 
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 EMBED_BATCH = 512
 CONTEXT_WEIGHT = 0.4  # bm25 weight of a turn's context column: the turn it answers (see _insert_chunks)
 _SCHEMA = """

@@ -28,6 +28,7 @@ from dream.backends.base import (
 )
 from dream.offline import facts as facts_mod
 from dream.offline.summarize import summarize
+from dream.offline.themes import THEMES, theme_of
 from dream.offline.text import content_words
 
 #: Share of a claim's content words that must appear in its cited turns (docs/offline.md).
@@ -59,15 +60,13 @@ class OfflineBackend(ModelBackend):
     def write_page(self, req: WritePageRequest) -> PageDraft:
         lines = [f"# {req.title}", ""]
         names = {n: s for n, s in req.names.items() if s != req.slug}
-        for heading, kinds in SECTIONS:
-            facts = [f for f in req.current if f.kind in kinds]
-            if not facts:
-                continue
-            key = (lambda f: (f.event_date or f.observed, f.observed)) if heading == "Timeline" else (lambda f: f.observed)
+        for heading, facts in _sections(req):
+            dated = heading not in _BY_OBSERVED
+            key = (lambda f: (f.event_date or f.observed, f.observed)) if dated else (lambda f: f.observed)
             shown = sorted(facts, key=key)[-MAX_PER_SECTION:]
             lines += [f"## {heading}"]
             for f in shown:
-                when = (f.event_date or f.observed) if heading == "Timeline" else f.observed
+                when = (f.event_date or f.observed) if dated else f.observed
                 lines.append(f"- {when.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
             lines += _more(len(facts) - len(shown), req.slug) + [""]
         if req.history:
@@ -102,6 +101,33 @@ class OfflineBackend(ModelBackend):
         from dream.offline.answer import judge
 
         return judge(req)
+
+
+#: Sections whose bullets carry the date a fact was observed (the others: the event's own date).
+_BY_OBSERVED = frozenset(h for h, _ in SECTIONS if h != "Timeline")
+#: Kinds a person's page sorts into life themes (THEMES); the rest keep their section.
+_THEMED_KINDS = frozenset(("identity", "event"))
+_SHARED_PHOTO_RE = re.compile(r"^\S.* shared a photo of ")  # what a picture showed, not what the person does
+
+
+def _sections(req: WritePageRequest) -> list[tuple[str, list[PageFact]]]:
+    """(heading, facts) in page order. A person's identity and event facts go under the life theme
+    they are about (Family, Pets, Hobbies and activities, …) when they have one."""
+    themed: dict[str, list[PageFact]] = {}
+    rest = list(req.current)
+    if req.type == "person":
+        rest = []
+        for f in req.current:
+            theme = theme_of(f.statement) if f.kind in _THEMED_KINDS and not _SHARED_PHOTO_RE.search(f.statement) else None
+            (themed.setdefault(theme, []) if theme else rest).append(f)
+    out = []
+    for heading, kinds in SECTIONS:
+        if heading == "People":  # themes go after About, before the kinds that are not themed
+            out += [(h, themed[h]) for h, _ in THEMES if h in themed]
+        facts = [f for f in rest if f.kind in kinds]
+        if facts:
+            out.append((heading, facts))
+    return out
 
 
 def _more(hidden: int, slug: str) -> list[str]:

@@ -59,6 +59,11 @@ _ALIAS_RE = re.compile(rf"\b([A-Z]{{2,8}})\s+(?:is\s+)?(?:short\s+for|stands\s+f
 _LEAD_ADVERB_RE = re.compile(r"^(?:also|and|so|but|then|now|oh|well|anyway|just),?\s+", re.I)
 _ORPHAN_PRONOUN_RE = re.compile(r"^(?:he|she|they|it|this|that|these|those|there|here)\b", re.I)
 _PLACEHOLDER_RE = re.compile(r"^\[[^\]]*\]$")
+_REACTION_RE = re.compile(
+    r"^(?:wow|woah|whoa|thanks|thank you|thx|congrats|congratulations|aww+|omg|haha\w*|lol|yay|yeah|yep|yes|nice|cool|"
+    r"great|awesome|amazing|sounds|hey|hi|hello|glad|so glad|good luck|hope|oh my|sweet|lovely|hooray|ooh|yum)\b",
+    re.I,
+)
 _QUANTIFIERS = frozenset("every each all most some several many few any no participants people users everyone".split())
 _SUBJECT_SLOTS = ("employer", "home", "relation:")
 MIN_WORDS = 4
@@ -207,6 +212,19 @@ def skippable(sentence: str) -> bool:
     return bool(_ORPHAN_PRONOUN_RE.match(bare))
 
 
+def small_talk(sentence: str, listeners: tuple[str, ...]) -> bool:
+    """A sentence said to someone ("Wow, Caroline, that's gorgeous!", "Melanie, that photo's amazing!")
+    or a bare reaction ("Thanks so much!"), with nothing in the first person: not a fact about anyone."""
+    if _FIRST_PERSON_RE.search(sentence):
+        return False
+    bare = sentence
+    for name in listeners:
+        bare, hits = re.subn(rf"(?:^|,\s*)\b{re.escape(name)}\b\s*(?:[,!.]+|$)", " ", bare)
+        if hits:
+            return True
+    return bool(_REACTION_RE.match(_LEAD_ADVERB_RE.sub("", bare.strip(" ,"))))
+
+
 def is_subject_slot(slot: str | None) -> bool:
     """Slots that belong to one subject (employer, home, relations); others are global (locations)."""
     return bool(slot) and slot.startswith(_SUBJECT_SLOTS)
@@ -223,6 +241,8 @@ def extract(
     scan = _SessionScan(session, known or [])
     speakers = {speaker_name(t, owner) for t in session.turns} - {None}
     topic = scan.primary_topic(exclude=set(speakers))
+    people = sorted(speakers | {p for p in session.header.participants if p.lower() not in ("assistant", "user")})
+    listeners = {who: tuple(n for p in people if p != who for n in dict.fromkeys((p, p.split()[0]))) for who in speakers}
     facts: list[Fact] = []
     used: set[str] = set()
     for turn in session.turns:
@@ -239,7 +259,7 @@ def extract(
             mentions = scan.mentions[(turn.n, i)]
             if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
                 continue
-            if skippable(sentence) or (skip is not None and skip(sentence)):
+            if skippable(sentence) or small_talk(sentence, listeners[who]) or (skip is not None and skip(sentence)):
                 continue
             first_person = bool(_FIRST_PERSON_RE.search(sentence))
             dated = resolve_date(sentence, observed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SENT_SPLIT_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -97,34 +98,52 @@ def _third_person_verb(verb: str) -> str:
     return verb + "s"
 
 
-_PRONOUN_RULES: list[tuple[re.Pattern, str]] = [
-    (re.compile(r"\bI am\b"), "{S} is"),
-    (re.compile(r"\bI['’]m\b"), "{S} is"),
-    (re.compile(r"\bI['’]ve\b"), "{S} has"),
-    (re.compile(r"\bI['’]ll\b"), "{S} will"),
-    (re.compile(r"\bI['’]d\b"), "{S} would"),
-    (re.compile(r"\bmyself\b", re.I), "{P}self"),
-]
+_MY_X_AND_RE = re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+\w+(?:\s+\w+)?\s+(?:and|&)\s+$")
+_THEY_VERB = {"am": "are", "was": "were", "wasn't": "weren't", "wasn’t": "weren’t"}
+_CONTRACTED = {"m": ("is", "'re"), "ve": ("has", "'ve"), "ll": ("will", "'ll"), "d": ("would", "'d")}
 
 
-def third_person(sentence: str, subject: str, pronoun: str = "they") -> str:
+@functools.lru_cache(maxsize=1)
+def _first_person_re() -> re.Pattern:
+    adverbs = "|".join(sorted(_ADVERBS))
+    return re.compile(
+        rf"\bI['’](?P<contracted>m|ve|ll|d)\b"
+        rf"|\bI (?P<adverb>(?:{adverbs}) )?(?P<verb>\w+(?:['’]t)?)"
+        r"|\b(?P<i>I)\b|\b(?P<my>[Mm]y)\b|\b(?P<myself>myself)\b|\b(?P<me>me)\b"
+    )
+
+
+def third_person(sentence: str, subject: str) -> str:
     """Rewrite a first-person sentence about `subject`: 'I work at X' → 'Nadia works at X'.
 
-    Only the speaker's own pronouns change; 'we'/'our' are kept (they include others).
+    The first reference names the subject; later ones are "they", "their", "them" ('Losing my job
+    gave me the push I needed' → 'Losing Jon's job gave them the push they needed'), so a page line
+    does not repeat a name five times. Only the speaker's own pronouns change; 'we'/'our' are kept
+    (they include others).
     """
-    text = sentence
-    for pattern, repl in _PRONOUN_RULES:
-        text = pattern.sub(repl.replace("{S}", subject).replace("{P}", "them" if pronoun == "they" else pronoun), text)
+    named = False
 
-    def _i_verb(m: re.Match) -> str:
-        adverb = m.group(1) or ""
-        return f"{subject} {adverb}{_third_person_verb(m.group(2))}"
+    def _swap(m: re.Match) -> str:
+        nonlocal named
+        # "my kids and I went": "they" would be the kids; the subject is named again.
+        first, named = not named or bool(_MY_X_AND_RE.search(m.string[: m.start()])), True
+        if m.group("contracted"):
+            full, short = _CONTRACTED[m.group("contracted")]
+            return f"{subject} {full}" if first else f"they{short}"
+        if m.group("verb"):
+            adverb, verb = m.group("adverb") or "", m.group("verb")
+            if first:
+                return f"{subject} {adverb}{_third_person_verb(verb)}"
+            return f"they {adverb}{_THEY_VERB.get(verb.lower(), verb)}"
+        if m.group("i"):
+            return subject if first else "they"
+        if m.group("my"):
+            return f"{subject}'s" if first else "their"
+        if m.group("myself"):
+            return "themself"
+        return subject if first else "them"
 
-    adverbs = "|".join(sorted(_ADVERBS))
-    text = re.sub(rf"\bI ((?:{adverbs}) )?(\w+(?:['’]t)?)", _i_verb, text)
-    text = re.sub(r"\bI\b", subject, text)
-    text = re.sub(r"\b[Mm]y\b", f"{subject}'s", text)
-    text = re.sub(r"\b(me)\b", subject, text)
+    text = _first_person_re().sub(_swap, sentence)
     return text[0].upper() + text[1:] if text else text
 
 

@@ -199,3 +199,10 @@ def test_search_cli_text_and_json(brain, cli):
     assert result.stderr.startswith("search: lexical, 2 results; ")
     data = json.loads(cli("search", "Pepper", "--kind", "turn", "--json", "--embedder", "none", "--brain", brain).stdout)
     assert data["mode"] == "lexical" and {h["kind"] for h in data["hits"]} == {"turn"}
+
+
+def test_a_dated_statement_does_not_repeat_its_date_in_the_cite_note(brain):
+    path = brain / "knowledge/people/ana-lima.md"
+    path.write_text(path.read_text().replace("- Ana has a dog called Pepper [cite:3].", "- 2024-01-10: Ana has a dog called Pepper [cite:3]."))
+    page = item(build(brain, "What is Ana's dog called?", 2000), "knowledge/people/ana-lima.md#L16")
+    assert page.text == "Ana Lima › About: 2024-01-10: Ana has a dog called Pepper. (2024-01-10-intro#t3)"

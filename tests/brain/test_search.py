@@ -210,3 +210,10 @@ def test_a_hit_that_matches_only_the_people_named_is_scored_down(brain, monkeypa
     plain = scores()
     assert penalised["session:2024-04-01-chat#t1"] == pytest.approx(0.3 * plain["session:2024-04-01-chat#t1"], rel=0.01)
     assert penalised["session:2024-04-01-chat#t3"] == plain["session:2024-04-01-chat#t3"]  # it matches "walked around"
+
+
+def test_a_pages_pointer_lines_are_not_statements(brain):
+    path = brain / "knowledge/people/ana-lima.md"
+    text = path.read_text().replace("- Ana has a dog", "- … 4 older fact(s) are in notes/ana-lima/\n- Ana has a dog")
+    chunks = chunks_of("knowledge/people/ana-lima.md", text.encode())
+    assert len(chunks) == 3 and not any("older fact" in c.text for c in chunks)

@@ -82,6 +82,11 @@ def test_resolve_date(text: str, expected) -> None:
         pytest.param("I haven't decided.", "Nadia hasn't decided."),
         pytest.param("I wasn't there.", "Nadia wasn't there."),
         pytest.param("I didn't go.", "Nadia didn't go."),
+        # The first reference names her; later ones are "they" forms, with plural agreement.
+        ("Losing my job gave me the push I needed.", "Losing Nadia's job gave them the push they needed."),
+        ("I'm glad I was there and I've learned a lot.", "Nadia is glad they were there and they've learned a lot."),
+        ("My kids and I went camping.", "Nadia's kids and Nadia went camping."),
+        ("I told myself I am ready.", "Nadia told themself they are ready."),
     ],
 )
 def test_third_person(sentence: str, expected: str) -> None:
@@ -319,3 +324,51 @@ def test_index_lines_keep_links_intact_whatever_the_title():
     assert [link.target for link in parse_body(line).links] == ["s1"]
     page = new_page("knowledge/places/x.md", Frontmatter(title="X [1]", type="place", summary="s"), "b\n")
     assert index_line(page) == "- [[x|X (1)]]: s"
+
+
+# --- offline pages: life themes and small talk ----------------------------------------------------
+
+
+def test_a_persons_facts_are_grouped_by_life_theme_with_their_cites() -> None:
+    from dream.backends.base import PageFact, WritePageRequest
+    from dream.backends.offline import OfflineBackend
+
+    day = dt.date(2023, 5, 8)
+    facts = [
+        PageFact(kind="event", statement="Mel signed up for a pottery class.", cites=[1], observed=day),
+        PageFact(kind="identity", statement="Mel has two cats and a dog.", cites=[2], observed=day),
+        PageFact(kind="event", statement="Mel took the kids to the museum.", cites=[3], observed=day, event_date=dt.date(2023, 5, 7)),
+        PageFact(kind="identity", statement="Mel is from Ohio.", cites=[4], observed=day),
+        PageFact(kind="preference", statement="Mel prefers tea over coffee.", cites=[5], observed=day),
+        PageFact(kind="event", statement="Mel shared a photo of a dog on a beach.", cites=[6], observed=day),
+    ]
+    body = OfflineBackend().write_page(WritePageRequest(slug="mel", title="Mel", type="person", current=facts)).body
+    assert body == (
+        "# Mel\n\n"
+        "## About\n- 2023-05-08: Mel is from Ohio. [cite:4]\n\n"
+        "## Hobbies and activities\n- 2023-05-07: Mel took the kids to the museum. [cite:3]\n"
+        "- 2023-05-08: Mel signed up for a pottery class. [cite:1]\n\n"
+        "## Pets\n- 2023-05-08: Mel has two cats and a dog. [cite:2]\n\n"
+        "## Preferences\n- 2023-05-08: Mel prefers tea over coffee. [cite:5]\n\n"
+        "## Timeline\n- 2023-05-08: Mel shared a photo of a dog on a beach. [cite:6]\n"
+    )
+    place = OfflineBackend().write_page(WritePageRequest(slug="ohio", title="Ohio", type="place", current=facts[:2])).body
+    assert "## Pets" not in place and "## About" in place  # themes are for people
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Wow, Caroline, that sounds super rewarding!", True),
+        ("Melanie, that photo's amazing!", True),
+        ("That's great news, Caroline.", True),
+        ("Thanks so much for the support!", True),
+        ("Wow, I just signed up for a pottery class, Caroline!", False),  # first person: a fact about the speaker
+        ("The workshop moved to Sendai.", False),
+        ("Caroline's talk at the school went well.", False),  # a possessive, not someone spoken to
+    ],
+)
+def test_small_talk_is_not_a_fact(sentence: str, expected: bool) -> None:
+    from dream.offline.facts import small_talk
+
+    assert small_talk(sentence, ("Caroline", "Melanie")) is expected

@@ -100,7 +100,7 @@ def test_an_edit_made_while_the_run_goes_on_is_merged_not_lost(compiled_copy: Pa
 def test_a_conflicting_owner_rewrite_is_kept_and_reported(compiled_copy: Path) -> None:
     root = compiled_copy
     page = root / NADIA
-    dreams = "- 2026-05-19: As of May 18 Nadia works at the [[open-access-institute|Open Access Institute]] as head of inclusive design research."
+    dreams = "- 2026-05-18: As of May 18 Nadia works at the [[open-access-institute|Open Access Institute]] as head of inclusive design research."
     text = page.read_text(encoding="utf-8")
     assert dreams in text
     rewritten = "- 2026-05-19: Nadia heads inclusive design research at the [[open-access-institute|Open Access Institute]] since 2026-05-18."
