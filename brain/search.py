@@ -2,7 +2,9 @@
 
 Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
 model, `brain.embed`, on the query's content words) each rank the chunks; reciprocal rank fusion
-(RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists, and the score is adjusted:
+(RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists — with a third, at 0.5, when
+the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, cat, puppy …) — and the
+score is adjusted:
   * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
   * who spoke: an assistant's turn × 0.5; a turn by a person the query names × 1.25;
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain.chunks import KINDS, Chunk
 from brain.search_index import IndexStats, Light, SearchIndex
+from brain.thesaurus import members
 
 if TYPE_CHECKING:
     from brain.embed import Embedder
@@ -38,6 +41,7 @@ RRF_K = 20
 POOL = 200  # candidates taken from each ranker before fusion
 RECENCY_WEIGHT = 0.10
 DENSE_WEIGHT = 0.5
+EXPANSION_WEIGHT = 0.5
 REPLY_WEIGHT = 0.5
 PROMPT_WEIGHT = 0.2
 CONVERSATION_POOL = 100
@@ -183,8 +187,12 @@ class Searcher:
         terms = query_terms(query)
         notes = list(self.notes)
         lexical: list[int] = []
+        widened: list[int] = []
         if self.index.lexical_ready and terms:
             lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)]
+            extra = members(terms) if EXPANSION_WEIGHT > 0 else []
+            if extra:
+                widened = [cid for cid, _ in self.index.lexical(fts_query(extra), POOL, kinds, exclude)]
         elif self.index.lexical_ready:
             notes.append("no words to match in the query")
         dense = self._dense(query, kinds, exclude) if self.index.embedder is not None and query.strip() else []
@@ -196,7 +204,7 @@ class Searcher:
             chunks = self.index.chunks(ranked)
             hits = [_hit(chunks[c], 1.0 / (RRF_K + i), None, None, []) for i, c in enumerate(ranked, 1) if c in chunks]
             return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
-        fused = rrf([lexical, dense], weights=[1.0, DENSE_WEIGHT])
+        fused = rrf([lexical, dense, widened], weights=[1.0, DENSE_WEIGHT, EXPANSION_WEIGHT])
         light = self.index.light(list(fused))
         term_set = set(terms)
         lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}

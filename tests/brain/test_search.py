@@ -217,3 +217,17 @@ def test_a_pages_pointer_lines_are_not_statements(brain):
     text = path.read_text().replace("- Ana has a dog", "- … 4 older fact(s) are in notes/ana-lima/\n- Ana has a dog")
     chunks = chunks_of("knowledge/people/ana-lima.md", text.encode())
     assert len(chunks) == 3 and not any("older fact" in c.text for c in chunks)
+
+
+def test_a_query_that_names_a_kind_also_finds_its_members(brain, monkeypatch):
+    import brain.search as search
+    from brain.thesaurus import members
+
+    assert members(["pets", "ana"])[:4] == ["dog", "dogs", "puppy", "cat"]
+    assert members(["violin"]) == []  # members are not widened back to kinds
+    searcher = Searcher.open(brain, embedder=None)
+    widened = refs(searcher.search("What pets does Ana have?", k=20, kinds=("turn",)))
+    monkeypatch.setattr(search, "EXPANSION_WEIGHT", 0.0)
+    plain_ranks = refs(searcher.search("What pets does Ana have?", k=20, kinds=("turn",)))
+    puppy = "session:2024-01-10-intro#t3"  # "We adopted a puppy! Her name is Pepper."
+    assert widened[0] == puppy and plain_ranks.index(puppy) > 0
