@@ -293,8 +293,8 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
 
 def embedder_option(f):
     return click.option(
-        "--embedder", type=click.Choice(["auto", "wordllama", "none"]), default=None,
-        help="Dense vectors: auto (wordllama when installed), wordllama, or none (default: [search] embedder in brain.toml, else auto).",
+        "--embedder", type=click.Choice(["auto", "wordllama", "minilm", "none"]), default=None,
+        help="Dense vectors: auto (wordllama when installed), wordllama, minilm (the [minilm] extra), or none (default: [search] embedder in brain.toml, else auto).",
     )(f)
 
 

