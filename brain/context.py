@@ -32,6 +32,7 @@ LANES = ("standing", "index", "pages", "cards", "turns")
 LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "pages": "## Pages",
                  "cards": "## Memory cards", "turns": "## Evidence turns"}
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
+EXCHANGES = True
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -94,6 +95,8 @@ class _Cand:
     tokens: int = field(init=False)
     admitted: bool = False
     why_not: str = ""
+    shown: list[tuple[int, str]] = field(default_factory=list)  # a turn item's (turn number, "speaker: text")
+    date: str = ""
 
     def __post_init__(self) -> None:
         self.tokens = estimate_tokens(self.text)
@@ -203,7 +206,7 @@ class ContextBuilder:
             cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
-                whole = sum(1 for c in state.cands if c.lane == "turns" and c.admitted) < options.whole_turns
+                whole = sum(len(c.shown) for c in state.cands if c.lane == "turns" and c.admitted) < options.whole_turns
                 cap_tokens = max(60, int(evidence * options.turn_cut)) if whole else options.excerpt_tokens
                 cand = self._turn(hit, reason, terms, cap_tokens, state)
             else:
@@ -216,6 +219,9 @@ class ContextBuilder:
             elif narrow and all(c in covered for c in hit.cites):
                 cand.why_not = f"its evidence is already in the packet ({covered[hit.cites[0]]})"
                 state.cands.append(cand)
+            elif lane == "turns" and EXCHANGES and (group := _exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
+                seen[key] = group.ref
+                covered.setdefault(hit.ref, group.ref)
             elif state.offer(cand, cap):
                 seen[key] = cand.ref
                 if narrow:
@@ -250,11 +256,31 @@ class ContextBuilder:
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
         cand = _Cand("turns", hit.ref, head + body, [hit.ref], reason)
         cand.score = hit.score
+        cand.shown, cand.date = [(_turn_number(hit.ref), f"{who}: {body}")], hit.date or "undated"
         return cand
 
 
 class _Packer:
     """Admission bookkeeping: the tokens left, per-lane use, and every candidate in order."""
+
+    def merge(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
+        """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
+        longer item fits: one header for both. `cand` is then not an item of its own."""
+        shown = sorted(group.shown + cand.shown)
+        sid = group.cites[0].removeprefix("session:").rpartition("#t")[0]
+        first, last = shown[0][0], shown[-1][0]
+        text = f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown)
+        need = estimate_tokens(text) - group.tokens
+        lane_room = None if lane_cap is None else lane_cap - self.used_in("turns")
+        if need > self.left or (lane_room is not None and need > lane_room):
+            return False
+        group.text, group.tokens, group.shown = text, estimate_tokens(text), shown
+        group.ref = f"session:{sid}#t{first}-t{last}"
+        group.cites = [f"session:{sid}#t{n}" for n, _ in shown]
+        group.reason += f"; with t{cand.shown[0][0]}: {cand.reason}"
+        self.left -= need
+        self._lane_used["turns"] = self.used_in("turns") + need
+        return True
 
     def __init__(self, avail: int) -> None:
         self.avail = avail
@@ -375,6 +401,23 @@ def _window(text: str, terms: list[str], tokens: int) -> str:
         return ("… " if start else "") + body
     body = " ".join(sentences[start:end])
     return ("… " if start else "") + body + (marker if end < len(sentences) else "")
+
+
+def _turn_number(ref: str) -> int:
+    return int(ref.rpartition("#t")[2])
+
+
+def _exchange_for(cand: _Cand, state: _Packer) -> _Cand | None:
+    """The admitted turn item of the same session whose turns are next to `cand`'s, while it shows
+    fewer than 3 (an exchange cites at most 3 turns, so each stays checkable evidence)."""
+    n = cand.shown[0][0]
+    sid = cand.cites[0].rpartition("#t")[0]
+    for other in state.cands:
+        if (other.admitted and other.lane == "turns" and other.shown and len(other.shown) < 3
+                and other.cites[0].rpartition("#t")[0] == sid
+                and (n == other.shown[0][0] - 1 or n == other.shown[-1][0] + 1)):
+            return other
+    return None
 
 
 def _as_hit(chunk, score: float) -> SearchHit:

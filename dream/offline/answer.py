@@ -142,15 +142,17 @@ def _items(packet: str) -> list[_Item]:
         text = text.removeprefix("- ")
         head = m.group(0) if (m := _HEAD_RE.match(text)) else ""
         rest = _CITE_NOTE_RE.sub("", _WHY_RE.sub("", text[len(head):]))
-        meta = ""
-        if not head.startswith("[card"):
-            who, sep, said = rest.partition(": ")
-            if sep and len(who) <= 80:
-                meta, rest = who, said
         event = _EVENT_RE.search(head)
         dates = _ISO_RE.findall(head) or _ISO_RE.findall(text)
         date = event.group(1) if event else (dates[0] if dates else None)
-        items.append(_Item(meta=meta, body=rest, date=dt.date.fromisoformat(date) if date else None))
+        card = head.startswith("[card")
+        for part in [rest] if card else rest.split(" | "):  # an exchange: "Ana: … | Ben: …", one item per turn
+            meta = ""
+            if not card:
+                who, sep, said = part.partition(": ")
+                if sep and len(who) <= 80:
+                    meta, part = who, said
+            items.append(_Item(meta=meta, body=part, date=dt.date.fromisoformat(date) if date else None))
     return items
 
 

@@ -34,6 +34,11 @@ def item(packet: ContextPacket, ref: str) -> ContextItem:
     return next(i for i in packet.items if i.ref == ref)
 
 
+def turn_item(packet: ContextPacket, ref: str) -> ContextItem:
+    """The admitted item that shows turn `ref` (alone, or in an exchange with its neighbours)."""
+    return next(i for i in packet.items if i.admitted and i.lane == "turns" and ref in i.cites)
+
+
 # -- packing ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("budget", [20, 60, 150, 400, 1000, 4000])
 @pytest.mark.parametrize("reserve", [0, 50])
@@ -60,8 +65,8 @@ def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
     page = item(packet, "knowledge/people/ana-lima.md#L16")
     assert page.admitted and page.text == "Ana Lima › About: Ana has a dog called Pepper. (2024-01-10-intro#t3 2024-01-10)"
     assert page.cites == ["session:2024-01-10-intro#t3"]
-    turn = item(packet, "session:2024-01-10-intro#t1")
-    assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1] Ana: I work at Harbor Labs in Porto these days."
+    turn = turn_item(packet, "session:2024-01-10-intro#t1")
+    assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1-t2] Ana: I work at Harbor Labs in Porto these days. | Ben: Nice! What did you get up to on the weekend?"
 
 
 def test_memory_cards_show_type_scope_freshness_stale_confidence_and_why(brain):
@@ -135,13 +140,16 @@ def test_long_turns_are_cut_to_the_passage_that_matches(brain):
     path = brain / "sessions/raw/2022-01-05-exports.jsonl"
     path.write_text(path.read_text() + json.dumps(long) + "\n")
     packet = build(brain, "Which typeface do the boards use?", 300)
-    turn = item(packet, "session:2022-01-05-exports#t3")
+    turn = turn_item(packet, "session:2022-01-05-exports#t3")
     assert turn.admitted and "The boards use the Inter typeface." in turn.text
     assert "assistant: … " in turn.text and turn.text.endswith("The boards use the Inter typeface. …")  # … marks each cut
     assert "shortened to the passage that matches (turn has 850 tokens)" in turn.reason
 
 
-def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain):
+def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain, monkeypatch):
+    import brain.context as context
+
+    monkeypatch.setattr(context, "EXCHANGES", False)  # one turn per item, to count each turn's tokens
     packet = build(brain, "Where does Ana work?", 2000, whole_turns=0, excerpt_tokens=30)
     turns = [i for i in packet.admitted if i.lane == "turns"]
     assert turns and all(i.tokens <= 30 for i in turns)
@@ -206,3 +214,16 @@ def test_a_dated_statement_does_not_repeat_its_date_in_the_cite_note(brain):
     path.write_text(path.read_text().replace("- Ana has a dog called Pepper [cite:3].", "- 2024-01-10: Ana has a dog called Pepper [cite:3]."))
     page = item(build(brain, "What is Ana's dog called?", 2000), "knowledge/people/ana-lima.md#L16")
     assert page.text == "Ana Lima › About: 2024-01-10: Ana has a dog called Pepper. (2024-01-10-intro#t3)"
+
+
+def test_neighbouring_turns_share_one_header_as_an_exchange_of_at_most_three(brain):
+    packet = build(brain, "Where does Ana work, and what is her dog called?", 600)
+    exchange = item(packet, "session:2024-01-10-intro#t4-t5")
+    assert exchange.admitted and exchange.cites == ["session:2024-01-10-intro#t4", "session:2024-01-10-intro#t5"]
+    assert exchange.text == ("[2024-01-10 · 2024-01-10-intro#t4-t5] Ben: Which instrument should I pick up this year? | "
+                             "Ana: You should learn the violin, it suits you.")
+    assert "; with t5: #" in exchange.reason and exchange.tokens == estimate_tokens(exchange.text)
+    assert not any(i.ref == "session:2024-01-10-intro#t5" for i in packet.items)  # not an item of its own
+    wide = build(brain, "Ana Ben weekend instrument violin puppy Pepper work", 4000)
+    assert all(len(i.cites) <= 3 for i in wide.items if i.lane == "turns")
+    assert wide.used == sum(i.tokens for i in wide.admitted) + LANE_OVERHEAD * len({i.lane for i in wide.admitted})
