@@ -107,6 +107,7 @@ class OfflineBackend(ModelBackend):
 _BY_OBSERVED = frozenset(h for h, _ in SECTIONS if h != "Timeline")
 #: Kinds a person's page sorts into life themes (THEMES); the rest keep their section.
 _THEMED_KINDS = frozenset(("identity", "event"))
+_THEME_HEADINGS = frozenset(h for h, _ in THEMES)
 _SHARED_PHOTO_RE = re.compile(r"^\S.* shared a photo of ")  # what a picture showed, not what the person does
 
 
@@ -139,17 +140,29 @@ def _cites(fact: PageFact) -> str:
 
 
 def page_summary(req: WritePageRequest) -> str:
-    """One line for the index: what the thing is, else who they are now, else their newest fact."""
+    """One line for the index: what the thing is ("X is a …"), else who they are now (employer, home),
+    else — for a person — the life themes their page covers, else their newest fact."""
     names = (req.title, *req.aliases)
     about = [f for f in req.current if f.kind in ("identity", "correction")]
     defining = [f for f in req.current if re.search(r"\b(?:is an?|is the|are|means)\b", f.statement)]
-    own = [f for f in defining if f.statement.startswith(names)]
+    own = [f for f in defining if re.match(rf"(?:{'|'.join(map(re.escape, names))}) (?:is an?|is the|means)\b", f.statement)]
+    if req.type == "person":  # "Melanie's kids are excited" does not define Melanie
+        defining = []
     roles = [f for f in req.current if f.slot in ("employer", "home")]
-    for pool, index in ((own, 0), (roles, -1), (defining, 0), (about, -1), (req.current, -1)):
+    for pool, index in ((own, 0), (roles, -1), (defining, 0)):
         if pool:
-            text = pool[index].statement
-            return text if len(text) <= 200 else text[:197].rsplit(" ", 1)[0] + " …"
+            return _short(pool[index].statement)
+    themes = [h.lower() for h, facts in _sections(req) if h in _THEME_HEADINGS and facts]
+    if themes:  # a person known through many small facts: say what the page covers
+        return _short(f"{req.title}: " + ", ".join(themes[:4]) + (" and more" if len(themes) > 4 else "") + ".")
+    for pool in (about, req.current):
+        if pool:
+            return _short(pool[-1].statement)
     return f"{req.type.capitalize()} mentioned in sessions."
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 200 else text[:197].rsplit(" ", 1)[0] + " …"
 
 
 def link_names(statement: str, names: dict[str, str]) -> str:

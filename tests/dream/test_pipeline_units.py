@@ -352,6 +352,10 @@ def test_a_persons_facts_are_grouped_by_life_theme_with_their_cites() -> None:
         "## Preferences\n- 2023-05-08: Mel prefers tea over coffee. [cite:5]\n\n"
         "## Timeline\n- 2023-05-08: Mel shared a photo of a dog on a beach. [cite:6]\n"
     )
+    draft = OfflineBackend().write_page(WritePageRequest(slug="mel", title="Mel", type="person", current=facts))
+    assert draft.summary == "Mel: hobbies and activities, pets."  # what the page covers, for the index
+    defined = [*facts, PageFact(kind="identity", statement="Mel is a potter in Ohio.", cites=[7], observed=day)]
+    assert OfflineBackend().write_page(WritePageRequest(slug="mel", title="Mel", type="person", current=defined)).summary == "Mel is a potter in Ohio."
     place = OfflineBackend().write_page(WritePageRequest(slug="ohio", title="Ohio", type="place", current=facts[:2])).body
     assert "## Pets" not in place and "## About" in place  # themes are for people
 
