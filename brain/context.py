@@ -95,6 +95,7 @@ class _Cand:
     tokens: int = field(init=False)
     admitted: bool = False
     why_not: str = ""
+    blocker: "_Cand | None" = None  # the admitted item that made this one redundant (its ref may grow: an exchange)
     shown: list[tuple[int, str]] = field(default_factory=list)  # a turn item's (turn number, "speaker: text")
     date: str = ""
 
@@ -128,7 +129,7 @@ class ContextBuilder:
         mode, notes = self._evidence(state, question, options)
         items = [
             ContextItem(lane=c.lane, ref=c.ref, text=c.text, tokens=c.tokens, admitted=c.admitted, cites=c.cites,
-                        reason=c.reason if c.admitted else f"rejected: {c.why_not}; {c.reason}")
+                        reason=c.reason if c.admitted else f"rejected: {c.why_not.replace('{ref}', c.blocker.ref if c.blocker else '')}; {c.reason}")
             for c in state.cands
         ]
         return ContextPacket(question=question, budget=options.budget, reserve=options.reserve, used=avail - state.left,
@@ -199,8 +200,8 @@ class ContextBuilder:
         evidence = state.left
         caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
         terms = query_terms(question)
-        seen: dict[str, str] = {}
-        covered: dict[str, str] = {}
+        seen: dict[str, _Cand] = {}  # normalised text → the admitted item that says it
+        covered: dict[str, _Cand] = {}  # turn → the admitted item that carries it
         for rank, hit in enumerate(result.hits, 1):
             lane = _LANE_OF[hit.kind]
             cap = int(evidence * caps[lane])
@@ -214,19 +215,19 @@ class ContextBuilder:
             narrow = 0 < len(hit.cites) <= 3
             key = _norm(hit.text)
             if key in seen:
-                cand.why_not = f"duplicate of {seen[key]}"
+                cand.why_not, cand.blocker = "duplicate of {ref}", seen[key]
                 state.cands.append(cand)
             elif narrow and all(c in covered for c in hit.cites):
-                cand.why_not = f"its evidence is already in the packet ({covered[hit.cites[0]]})"
+                cand.why_not, cand.blocker = "its evidence is already in the packet ({ref})", covered[hit.cites[0]]
                 state.cands.append(cand)
             elif lane == "turns" and EXCHANGES and (group := _exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
-                seen[key] = group.ref
-                covered.setdefault(hit.ref, group.ref)
+                seen[key] = group
+                covered.setdefault(hit.ref, group)
             elif state.offer(cand, cap):
-                seen[key] = cand.ref
+                seen[key] = cand
                 if narrow:
                     for c in hit.cites:
-                        covered.setdefault(c, cand.ref)
+                        covered.setdefault(c, cand)
         return result.mode, list(result.notes)
 
     def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> _Cand:

@@ -10,7 +10,6 @@ score is adjusted:
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
   * conversation: the turn after a matching turn between two people gains half its score (the turn
     before it a fifth); one with no query word of its own stays just below the turn that raised it.
-  * compiled statements (page sections, cards, summaries) × 1.2 over the raw turns they restate.
   * names only: a lexical hit that matched the names of the query's people (anyone who speaks in a
     session) and none of its other words × 0.3.
 A turn is indexed with the words of the turn before it (a `context` column, bm25 weight 0.4): a
@@ -50,7 +49,6 @@ NEIGHBOUR_CAP = 0.99  # a raised turn stays just below the turn that raised it
 CAP = True  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
 NAME_ONLY = 0.3  # a hit that matched only the names of the query's people
-KIND_FACTOR = {"page": 1.2, "note": 1.2, "summary": 1.2}  # compiled statements before the raw turns they restate
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
 SPEAKER_FACTOR = 1.25  # a turn by a person the query names
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -146,7 +144,6 @@ def adjust(score: float, kind: str, confidence: float | None, until: str | None,
         score *= ASSISTANT_FACTOR
     if named:
         score *= SPEAKER_FACTOR
-    score *= KIND_FACTOR.get(kind, 1.0)
     if kind == "note":
         score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
         if until:

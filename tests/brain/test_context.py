@@ -203,7 +203,11 @@ def test_context_text_output(brain, cli):
 def test_search_cli_text_and_json(brain, cli):
     result = cli("search", "Pepper puppy", "-k", "2", "--embedder", "none", "--brain", brain)
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[0] == "1. knowledge/people/ana-lima.md#L16  [page 2024-03-02]  bm25 #2 on pepper"
+    assert result.stdout.splitlines()[:2] == [
+        "1. session:2024-01-10-intro#t3  [turn 2024-01-10]  bm25 #1 on pepper, puppy; next to 2024-01-10-intro#t4",
+        "    Ana · 2024-01-10-intro: We adopted a puppy! Her name is Pepper.",
+    ]
+    assert result.stdout.splitlines()[2] == "2. knowledge/people/ana-lima.md#L16  [page 2024-03-02]  bm25 #2 on pepper"
     assert result.stderr.startswith("search: lexical, 2 results; ")
     data = json.loads(cli("search", "Pepper", "--kind", "turn", "--json", "--embedder", "none", "--brain", brain).stdout)
     assert data["mode"] == "lexical" and {h["kind"] for h in data["hits"]} == {"turn"}

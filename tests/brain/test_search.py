@@ -49,11 +49,11 @@ def test_rrf_rewards_agreement_between_rankers():
     assert weighted[1] == pytest.approx(2 * weighted[2])
 
 
-def test_adjust_by_kind_confidence_superseded_and_recency():
-    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(1.2 * 0.8)
-    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(1.2 * 0.88)
-    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(1.2 * 0.5)
-    assert adjust(1.0, "page", None, None, 0.0) == adjust(1.0, "summary", None, None, 0.0) == pytest.approx(1.2)
+def test_adjust_by_confidence_superseded_and_recency():
+    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(0.8)
+    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(0.88)
+    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
+    assert adjust(1.0, "page", None, None, 0.0) == adjust(1.0, "summary", None, None, 0.0) == pytest.approx(1.0)
     assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
     assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
     assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(1.25)
@@ -115,8 +115,8 @@ def test_a_reply_is_indexed_with_the_words_of_what_it_answers(brain):
 
 def test_a_turn_raised_only_by_its_neighbour_never_overtakes_it(brain):
     result = Searcher.open(brain, embedder=None).search("Pepper", k=3)
-    assert refs(result) == ["knowledge/people/ana-lima.md#L16", "session:2024-01-10-intro#t3", "session:2024-01-10-intro#t4"]
-    assert result.hits[2].score < result.hits[1].score and result.hits[2].near == "session:2024-01-10-intro#t3"
+    assert refs(result) == ["session:2024-01-10-intro#t3", "knowledge/people/ana-lima.md#L16", "session:2024-01-10-intro#t4"]
+    assert result.hits[2].score < result.hits[0].score and result.hits[2].near == "session:2024-01-10-intro#t3"
 
 
 def test_assistant_replies_are_not_raised_by_the_question_before_them(brain):

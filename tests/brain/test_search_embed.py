@@ -56,4 +56,4 @@ def test_without_the_model_search_is_lexical_and_says_why(tmp_path):
     out = json.loads(result.stdout)
     assert out["mode"] == "lexical"
     assert out["notes"][0].startswith("no dense vectors: wordllama is not installed")
-    assert out["top"] == "knowledge/people/ana-lima.md#L16"  # "Ana has a dog called Pepper"
+    assert out["top"] == "session:2024-01-10-intro#t3"  # "We adopted a puppy! Her name is Pepper."
