@@ -6,7 +6,8 @@ model, `brain.embed`, on the query's content words) each rank the chunks; recipr
 the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, cat, puppy …) — and the
 score is adjusted:
   * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
-  * who spoke: an assistant's turn × 0.5; a turn by a person the query names × 1.25;
+  * who spoke: an assistant's turn × 0.5 (not when the query asks what the assistant said); a turn
+    by a person the query names × 1.25;
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
   * conversation: the turn after a matching turn between two people gains half its score (the turn
     before it a fifth); one with no query word of its own stays just below the turn that raised it.
@@ -118,6 +119,18 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
+_ASKS_ASSISTANT_RE = re.compile(
+    r"\byou (?:mentioned|said|recommended|suggested|told|gave|listed|provided|shared|explained|wrote|described|"
+    r"came up with|proposed)\b|\bremind me\b|\bour (?:previous|last|earlier) (?:conversation|chat|discussion)\b",
+    re.I,
+)
+
+
+def asks_what_the_assistant_said(query: str) -> bool:
+    """"You mentioned some resources…", "Can you remind me…": the question is about the assistant's words."""
+    return bool(_ASKS_ASSISTANT_RE.search(query))
+
+
 def fts_query(terms: list[str]) -> str:
     """An FTS5 MATCH expression: any of the terms (each quoted, so no operator can sneak in)."""
     return " OR ".join(f'"{t}"' for t in terms)
@@ -208,6 +221,7 @@ class Searcher:
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
         dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
+        recall_reply = asks_what_the_assistant_said(query)  # then its turns are the evidence, not restatements
         names = term_set & self.index.speakers() if NAME_ONLY < 1.0 else set()
         content = [t for t in terms if t not in names]
         texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
@@ -219,7 +233,7 @@ class Searcher:
             d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
             named = bool(c.speaker) and c.speaker.split()[0].casefold() in term_set
-            score = adjust(base, c.kind, c.confidence, c.until, recency, c.role, named)
+            score = adjust(base, c.kind, c.confidence, c.until, recency, None if recall_reply and c.role == "assistant" else c.role, named)
             if cid in texts and not _matched(content, texts[cid]):
                 score *= NAME_ONLY  # it matched the query's people and none of what is asked about them
             scored.append((score, cid))

@@ -231,3 +231,34 @@ def test_a_query_that_names_a_kind_also_finds_its_members(brain, monkeypatch):
     plain_ranks = refs(searcher.search("What pets does Ana have?", k=20, kinds=("turn",)))
     puppy = "session:2024-01-10-intro#t3"  # "We adopted a puppy! Her name is Pepper."
     assert widened[0] == puppy and plain_ranks.index(puppy) > 0
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("I'm going back to our previous conversation about music theory. You mentioned some resources.", True),
+        ("Can you remind me what sealant you recommended?", True),
+        ("Can you recommend some recent publications?", False),  # asks for something new
+        ("What format does Ana want her boards in?", False),
+    ],
+)
+def test_a_question_about_what_the_assistant_said_is_recognised(query, expected):
+    from brain.search import asks_what_the_assistant_said
+
+    assert asks_what_the_assistant_said(query) is expected
+
+
+def test_the_assistants_turns_are_not_scored_down_when_the_question_is_about_them(brain, monkeypatch):
+    import brain.search as search
+
+    reply = "session:2022-01-05-exports#t2"  # assistant: "Done: the boards are exported as PDF files."
+    searcher = Searcher.open(brain, embedder=None)
+
+    def score(query: str) -> float:
+        return next(h.score for h in searcher.search(query, k=50, kinds=("turn",)).hits if h.ref == reply)
+
+    about_reply, plain_question = "Can you remind me how you exported the boards?", "How were the boards exported?"
+    halved = score(plain_question), score(about_reply)
+    monkeypatch.setattr(search, "ASSISTANT_FACTOR", 1.0)
+    assert halved[0] == pytest.approx(0.5 * score(plain_question), rel=1e-4)
+    assert halved[1] == pytest.approx(score(about_reply), rel=1e-4)
