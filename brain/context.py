@@ -33,6 +33,7 @@ LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "p
                  "cards": "## Memory cards", "turns": "## Evidence turns"}
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
 EXCHANGES = True
+GROUPS = True
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -97,6 +98,8 @@ class _Cand:
     why_not: str = ""
     blocker: "_Cand | None" = None  # the admitted item that made this one redundant (its ref may grow: an exchange)
     shown: list[tuple[int, str]] = field(default_factory=list)  # a turn item's (turn number, "speaker: text")
+    title: str = ""  # a statement's "page › heading", and its lines (more than one when grouped)
+    lines: list[str] = field(default_factory=list)
     date: str = ""
 
     def __post_init__(self) -> None:
@@ -223,6 +226,10 @@ class ContextBuilder:
             elif lane == "turns" and EXCHANGES and (group := _exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
                 covered.setdefault(hit.ref, group)
+            elif lane == "pages" and GROUPS and (group := _section_for(cand, state)) is not None and state.join(group, cand, cap):
+                seen[key] = group
+                for c in hit.cites:
+                    covered.setdefault(c, group)
             elif state.offer(cand, cap):
                 seen[key] = cand
                 if narrow:
@@ -244,6 +251,8 @@ class ContextBuilder:
             text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
         cand = _Cand(lane, hit.ref, text, list(hit.cites), reason)
         cand.score = hit.score
+        if lane == "pages":
+            cand.title, cand.lines = hit.title, [text[len(hit.title) + 2 :]]
         return cand
 
     def _turn(self, hit: SearchHit, reason: str, terms: list[str], max_tokens: int, state: "_Packer") -> _Cand:
@@ -263,6 +272,23 @@ class ContextBuilder:
 
 class _Packer:
     """Admission bookkeeping: the tokens left, per-lane use, and every candidate in order."""
+
+    def join(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
+        """Add the statement `cand` to the admitted statement `group` of the same page section when the
+        longer item fits: the "page › heading" title is printed once."""
+        lines = group.lines + cand.lines
+        text = f"{group.title}: " + " · ".join(lines)
+        need = estimate_tokens(text) - group.tokens
+        lane_room = None if lane_cap is None else lane_cap - self.used_in("pages")
+        if need > self.left or (lane_room is not None and need > lane_room):
+            return False
+        group.text, group.tokens, group.lines = text, estimate_tokens(text), lines
+        group.ref += "," + cand.ref.partition("#")[2]
+        group.cites = group.cites + [c for c in cand.cites if c not in group.cites]
+        group.reason += f"; with {cand.ref.partition('#')[2]}: {cand.reason}"
+        self.left -= need
+        self._lane_used["pages"] = self.used_in("pages") + need
+        return True
 
     def merge(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
         """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
@@ -417,6 +443,18 @@ def _exchange_for(cand: _Cand, state: _Packer) -> _Cand | None:
         if (other.admitted and other.lane == "turns" and other.shown and len(other.shown) < 3
                 and other.cites[0].rpartition("#t")[0] == sid
                 and (n == other.shown[0][0] - 1 or n == other.shown[-1][0] + 1)):
+            return other
+    return None
+
+
+def _section_for(cand: _Cand, state: _Packer) -> _Cand | None:
+    """The admitted statement of the same page section that `cand` can join: together they cite at
+    most 3 turns (so each stays checkable evidence)."""
+    if not cand.lines or not cand.cites:
+        return None
+    for other in state.cands:
+        if (other.admitted and other.lines and other.title == cand.title
+                and len(set(other.cites) | set(cand.cites)) <= 3):
             return other
     return None
 

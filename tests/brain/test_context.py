@@ -231,3 +231,21 @@ def test_neighbouring_turns_share_one_header_as_an_exchange_of_at_most_three(bra
     wide = build(brain, "Ana Ben weekend instrument violin puppy Pepper work", 4000)
     assert all(len(i.cites) <= 3 for i in wide.items if i.lane == "turns")
     assert wide.used == sum(i.tokens for i in wide.admitted) + LANE_OVERHEAD * len({i.lane for i in wide.admitted})
+
+
+def test_statements_of_one_page_section_share_its_title_up_to_three_cited_turns(brain):
+    (brain / "knowledge/people/zed.md").write_text(
+        "---\ntitle: Zed\ntype: person\nsummary: A test person.\ncreated: 2024-01-10\nupdated: 2024-03-02\nsources:\n"
+        "  1: session:2024-01-10-intro#t3\n  2: session:2024-01-10-intro#t5\n  3: session:2022-01-05-exports#t1\n"
+        "  4: session:2024-03-02-new-job#t2\n---\n# Zed\n\n## Zorblax\n"
+        "- 2024-01-10: Zed keeps zorblax one. [cite:1]\n- 2024-01-10: Zed keeps zorblax two. [cite:2]\n"
+        "- 2022-01-05: Zed keeps zorblax three. [cite:3]\n- 2024-03-02: Zed keeps zorblax four. [cite:4]\n"
+    )
+    packet = build(brain, "zorblax", 2000)
+    pages = [i for i in packet.admitted if i.lane == "pages" and i.ref.startswith("knowledge/people/zed.md")]
+    assert len(pages) == 2 and [len(i.cites) for i in pages] == [3, 1]
+    grouped = pages[0]
+    assert grouped.ref.startswith("knowledge/people/zed.md#L") and grouped.ref.count(",") == 2
+    assert grouped.text.startswith("Zed › Zorblax: 2024-") and grouped.text.count("Zed › Zorblax") == 1
+    assert grouped.text.count(" · ") == 2 and grouped.reason.count("; with L") == 2
+    assert grouped.tokens == estimate_tokens(grouped.text)
