@@ -1,10 +1,11 @@
 """How a memory card (a note) reads inside a context packet: one line an agent can weigh.
 
-`[card event · caroline · seen 2023-06-27, 2y old, STALE · 75%] A friend made it … (conv-26-s4#t5, 2023-06-27) — why: bm25 #3 on birthday`
+`[card event · caroline · seen 2023-06-27, 2y old, STALE · 75%] A friend made it … (conv-26-s4#t5) — why: birthday; dense`
 
 type (the card's kind), scope (its topic page), freshness (when it was observed and how long ago;
 STALE past the kind's age limit, or when a newer fact superseded it), confidence as a percentage,
-a truncation marker when the statement was shortened, and why search retrieved it.
+a truncation marker when the statement was shortened, and why search retrieved it in a few words
+(the query words it matched, `dense`, `next to t4`; the item's `reason` has the ranks).
 """
 
 from __future__ import annotations

@@ -241,7 +241,10 @@ class ContextBuilder:
         cites = _cite_note(hit.cites, dates)
         if lane == "cards":
             statement = _CITE_MARK_RE.sub("", plain(hit.text)).strip()
-            text, cut = render_card(hit.meta, hit.confidence, statement, cites, hit.why(), now, max_tokens)
+            seen_on = str(hit.meta.get("observed") or "")[:10]
+            if seen_on and cites.endswith(f" {seen_on})"):
+                cites = cites[: -len(seen_on) - 2] + ")"  # the card says when it was seen already
+            text, cut = render_card(hit.meta, hit.confidence, statement, cites, hit.brief(), now, max_tokens)
             if cut:
                 reason += "; statement shortened"
         else:

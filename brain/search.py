@@ -99,6 +99,13 @@ class SearchHit(BaseModel):
             parts.append(f"next to {self.near.removeprefix('session:')}")
         return "; ".join(parts) or "recent"
 
+    def brief(self) -> str:
+        """`why()` in a few words, for a memory card's line: the words matched, `dense`, `next to t4`."""
+        parts = [", ".join(self.matched[:3])] if self.matched else ["bm25"] if self.lexical_rank else []
+        parts += ["dense"] if self.dense_rank else []
+        parts += [f"next to {self.near.rpartition('#')[2]}"] if self.near else []
+        return "; ".join(parts) or "recent"
+
 
 class SearchResult(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -225,6 +225,13 @@ def small_talk(sentence: str, listeners: tuple[str, ...]) -> bool:
     return bool(_REACTION_RE.match(_LEAD_ADVERB_RE.sub("", bare.strip(" ,"))))
 
 
+def listeners_of(session: Session, owner: str | None) -> dict[str, tuple[str, ...]]:
+    """Speaker → the names (full and first) of the others in the session: who a vocative can address."""
+    people = sorted({w for t in session.turns if (w := speaker_name(t, owner))}
+                    | {p for p in session.header.participants if p.lower() not in ("assistant", "user")})
+    return {who: tuple(n for p in people if p != who for n in dict.fromkeys((p, p.split()[0]))) for who in people}
+
+
 def is_subject_slot(slot: str | None) -> bool:
     """Slots that belong to one subject (employer, home, relations); others are global (locations)."""
     return bool(slot) and slot.startswith(_SUBJECT_SLOTS)
@@ -241,8 +248,7 @@ def extract(
     scan = _SessionScan(session, known or [])
     speakers = {speaker_name(t, owner) for t in session.turns} - {None}
     topic = scan.primary_topic(exclude=set(speakers))
-    people = sorted(speakers | {p for p in session.header.participants if p.lower() not in ("assistant", "user")})
-    listeners = {who: tuple(n for p in people if p != who for n in dict.fromkeys((p, p.split()[0]))) for who in speakers}
+    listeners = listeners_of(session, owner)
     facts: list[Fact] = []
     used: set[str] = set()
     for turn in session.turns:

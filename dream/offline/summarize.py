@@ -8,7 +8,7 @@ from collections import Counter
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
 from dream.offline.entities import find_mentions
-from dream.offline.facts import SkipFn, skippable, speaker_name
+from dream.offline.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
 from dream.offline.text import clean_statement, content_words, sentences, third_person
 
 _DATE_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -32,6 +32,7 @@ def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: Sk
     candidates: list[tuple[int, int, str, str]] = []  # (turn, position, speaker, sentence)
     freq: Counter = Counter()
     names: Counter = Counter()
+    listeners = listeners_of(session, owner)
     for turn in session.turns:
         if turn.n < first_turn:
             continue
@@ -41,7 +42,8 @@ def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: Sk
             for m in find_mentions(sentence):
                 names[m.name] += 1
             who = speaker_name(turn, owner)
-            if who and not sentence.endswith("?") and len(words) >= 3 and not skippable(sentence) and not (skip and skip(sentence)):
+            if (who and not sentence.endswith("?") and len(words) >= 3 and not skippable(sentence)
+                    and not small_talk(sentence, listeners.get(who, ())) and not (skip and skip(sentence))):
                 candidates.append((turn.n, len(candidates), who, sentence))
     if not candidates:
         return SessionSummary(title=title_of(session), sentences=[], topics=[])

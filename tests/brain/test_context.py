@@ -72,8 +72,9 @@ def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
 def test_memory_cards_show_type_scope_freshness_stale_confidence_and_why(brain):
     packet = build(brain, "Where does Ana work? PDF exports", 3000)
     current = item(packet, "notes/ana-lima/ana-works-at-tidewater-studio.md").text
-    assert current.startswith("[card identity · ana-lima · seen 2024-03-02, 3mo old · 90%] Ana works at Tidewater Studio")
-    assert re.search(r"— why: bm25 #\d+ on ana, work", current)
+    assert current == ("[card identity · ana-lima · seen 2024-03-02, 3mo old · 90%] Ana works at Tidewater Studio in Lisbon "
+                       "as a product designer. (2024-03-02-new-job#t1) — why: ana, work; dense")  # no date twice
+    assert re.search(r"^#\d+ of search \(bm25 #\d+ on ana, work; dense #\d+\)", item(packet, "notes/ana-lima/ana-works-at-tidewater-studio.md").reason)
     old = item(packet, "notes/ana-lima/ana-works-at-harbor-labs.md").text
     assert old.startswith("[card identity · ana-lima · superseded 2024-03-02, STALE · 90%]")
     pdf = item(packet, "notes/ana-lima/ana-prefers-pdf-exports.md").text
