@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
@@ -18,6 +18,9 @@ from brain.page import Page, parse_page
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import Tree
+
+if TYPE_CHECKING:
+    from brain.doccache import DocCards
 
 
 _PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
@@ -52,11 +55,13 @@ def parse_cached(rel: str, text: str) -> "Page | None":
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
-    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None) -> None:
+    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None, cards: "DocCards | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (dream's gate
-        checks only what a run staged); names and resolution still see the whole tree."""
+        checks only what a run staged); names and resolution still see the whole tree. `cards`
+        remembers index lines and names by content across views and runs (dream passes its own)."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
+        self._cards = cards
         self._sessions: dict[str, Session | None] = {}
         self.session_problems: dict[str, list[SessionProblem]] = {}
 
@@ -147,6 +152,23 @@ class BrainView:
     def page_paths(self) -> list[str]:
         """Every file in a page location, parsed or not (the index must list them all)."""
         return [f for f in self.tree.files() if layout.is_page_path(f) and not self.tree.is_symlink(f)]
+
+    # -- cards: what the indexes need, without parsing unchanged documents -------------------
+    @property
+    def cards(self) -> "DocCards":
+        if self._cards is None:
+            from brain.doccache import DocCards
+
+            self._cards = DocCards()
+        return self._cards
+
+    def page_card(self, path: str) -> dict | None:
+        """{'title', 'aliases', 'line'} of a page (None when it cannot be parsed)."""
+        return self.cards.page(path, self.tree, self.doc)
+
+    def summary_card(self, path: str) -> dict | None:
+        """{'started', 'line'} of a session summary (None when it cannot be parsed)."""
+        return self.cards.summary(path, self.tree, self.doc)
 
     # -- names ------------------------------------------------------------------------------
     @cached_property

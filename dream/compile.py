@@ -6,16 +6,13 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 from brain import layout
+from brain.doccache import DocCards
 from brain.page import Page
-from brain.render import index_line, session_index_line
+from brain.tree import Tree
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
@@ -25,7 +22,7 @@ from dream.offline.entities import Resolver
 from dream.offline.text import content_words
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
-from dream.state import DreamState
+from dream.state import DreamState, content_hash
 
 
 @dataclass
@@ -34,82 +31,43 @@ class UnitFailure:
     reason: str
 
 
-class DocCache:
-    """What runs need from documents, by content digest, kept in `.dream/cache/docs.json` (not committed).
-
-    Notes as Note models, pages as their name and index line, summaries as their index line: an
-    incremental run then reads files but parses only what changed, so its cost follows the change,
-    not the size of the Brain. A corrupt or missing cache is rebuilt.
+class DocCache(DocCards):
+    """The run's cards, kept in `.dream/cache/docs.json` (not committed): pages and summaries as
+    their names and index lines (brain.doccache), notes as Note models, raw sessions as their
+    content hash. An incremental run then parses (and, where git vouches for a file, reads) only
+    what changed, so its cost follows the change, not the size of the Brain.
     """
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.entries: dict[str, list] = {}  # path → [digest, payload]
-        self.dirty = False
-        if path is not None and path.is_file():
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-                self.entries = raw if isinstance(raw, dict) else {}
-            except ValueError:
-                self.entries = {}
-
-    def _card(self, path: str, data: bytes, build: Callable[[], dict | None]) -> dict | None:
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        hit = self.entries.get(path)
-        if isinstance(hit, list) and len(hit) == 2 and hit[0] == digest and isinstance(hit[1], dict):
-            return hit[1]
-        card = build()
-        if card is not None:
-            self.entries[path] = [digest, card]
-            self.dirty = True
-        return card
-
-    def note(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> Note | None:
+    def note(self, path: str, tree: Tree, parse: Callable[[str], Page | None]) -> Note | None:
         def build() -> dict | None:
             page = parse(path)
             note = note_from_page(page) if page is not None else None
             return note.model_dump(mode="json") if note is not None else None
 
-        card = self._card(path, data, build)
-        try:
-            return Note.model_validate(card) if card is not None else None
-        except ValueError:
-            return None
+        for _ in range(2):
+            card = self.card(path, tree, build)
+            try:
+                return Note.model_validate(card) if card is not None else None
+            except ValueError:
+                self.entries.pop(path, None)  # a corrupt entry: parse the note again
+        return None
 
     def remember_note(self, path: str, data: bytes, note: Note) -> None:
         """A note Dream just wrote: the next run finds it without parsing the card."""
-        self.entries[path] = [hashlib.blake2b(data, digest_size=16).hexdigest(), note.model_dump(mode="json")]
-        self.dirty = True
+        self.remember(path, data, note.model_dump(mode="json"))
 
-    def page(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
-        """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
+    def session_hash(self, path: str, tree: Tree) -> str:
+        """The content hash of a raw session (what `.dream/state.json` records)."""
 
-        def build() -> dict | None:
-            page = parse(path)
-            if page is None:
-                return None
-            return {"title": page.frontmatter.title, "aliases": list(page.frontmatter.aliases), "line": index_line(page)}
+        def build() -> dict:
+            return {"sha256": content_hash(tree.read_bytes(path))}
 
-        return self._card(path, data, build)
-
-    def summary(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
-        """{'started', 'line'} of a session summary: its sessions/index.md line."""
-
-        def build() -> dict | None:
-            page = parse(path)
-            if page is None:
-                return None
-            return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
-
-        return self._card(path, data, build)
-
-    def save(self) -> None:
-        if self.path is None or not self.dirty:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(dict(sorted(self.entries.items())), separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, self.path)
+        card = self.card(path, tree, build)
+        digest = card.get("sha256") if card else None
+        if not isinstance(digest, str) or len(digest) != 64:
+            self.entries.pop(path, None)
+            digest = content_hash(tree.read_bytes(path))
+        return digest
 
 
 _KEYS: dict[str, str] = {}
@@ -170,7 +128,7 @@ class Compilation:
     read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
-    cache: DocCache = field(default_factory=lambda: DocCache(None))
+    cache: DocCache = field(default_factory=DocCache)
     _refs: list[EntityRef] = field(default_factory=list)
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
@@ -182,7 +140,7 @@ class Compilation:
         """Every existing page is a known entity (by slug, title and aliases)."""
         for path in self.view.page_paths:
             loc = layout.page_location(path)
-            card = self.cache.page(path, self.view.tree.read_bytes(path), self.view.doc) if loc else None
+            card = self.cache.page(path, self.view.tree, self.view.doc) if loc else None
             if card is not None:
                 self.resolver.add(loc[1], card["title"], loc[0], card["aliases"])
 
@@ -209,7 +167,7 @@ class Compilation:
         if found is None:
             found = self.topics[topic] = TopicNotes()
             for path in self.view.paths_under(f"{layout.NOTES}/{topic}/"):
-                note = self.cache.note(path, self.view.tree.read_bytes(path), self.view.doc)
+                note = self.cache.note(path, self.view.tree, self.view.doc)
                 if note is not None:
                     found.put(note, statement_key(note.statement))
         return found

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from brain.errors import BrainError
 from brain.layout import dream_may_write, unsafe_reason
-from brain.tree import DirTree, OverlayTree, Tree
+from brain.tree import MemTree, OverlayTree, Tree
 
 
 class StagingError(BrainError):
@@ -69,4 +69,6 @@ class StagedTree:
         return rel in self._written
 
     def overlay(self) -> OverlayTree:
-        return OverlayTree(self.base, DirTree(self.root))
+        """The staged files over the live tree; staged files are read from memory (they mirror
+        the staged folder: every write and drop goes through this class)."""
+        return OverlayTree(self.base, MemTree(self._written, self.root))

@@ -12,6 +12,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from brain.repo import blob_id  # noqa: F401 - re-exported: dream records what it wrote by blob id
+
 STATE_VERSION = 1
 MAX_ENTITY_SESSIONS = 3
 
@@ -66,6 +68,3 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def blob_id(data: bytes) -> str:
-    """The id git gives these bytes as a blob (`git hash-object`), without running git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

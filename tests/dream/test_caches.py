@@ -1,0 +1,133 @@
+"""Caches only ever save time: a run with its cache missing, corrupt or stale commits the same tree
+as a run with a warm one, and git's word on which files are unchanged is taken only where it holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from nadia_runs import add_session, copy_brain, dream, files_of, git
+
+from brain.doccache import DocCards
+from brain.repo import blob_id, worktree_keys
+from brain.tree import DirTree
+from brain.view import BrainView
+from dream.compile import DocCache
+
+CACHE = Path(".dream/cache/docs.json")
+NEW_TURNS = [
+    ("user", "I moved to Lisbon last month and I now work at Harbor Studio as a designer."),
+    ("assistant", "Noted."),
+    ("user", "My manager at Harbor Studio is Ines Costa."),
+]
+
+
+def _committed(root: Path) -> dict[str, bytes]:
+    """Every file of HEAD's tree (what the run committed)."""
+    out = {}
+    for rel in git(root, "ls-tree", "-r", "--name-only", "HEAD").split("\n"):
+        if rel:
+            out[rel] = (root / rel).read_bytes()
+    return out
+
+
+def _next_run(root: Path) -> dict[str, bytes]:
+    add_session(root, "2026-07-20-moving", "2026-07-20T09:00:00+00:00", NEW_TURNS)
+    report = dream(root, "2026-07-21T02:00:00Z")
+    assert report.commit
+    return _committed(root)
+
+
+def _corrupt(root: Path) -> None:
+    (root / CACHE).write_text("{not json", encoding="utf-8")
+
+
+def _missing(root: Path) -> None:
+    (root / CACHE).unlink()
+
+
+def _wrong_shapes(root: Path) -> None:
+    # Right keys, cards of the wrong shape: each must be rebuilt, not trusted.
+    entries = json.loads((root / CACHE).read_text(encoding="utf-8"))
+    (root / CACHE).write_text(json.dumps({p: [e[0], {"bogus": 1}] for p, e in entries.items()}), encoding="utf-8")
+
+
+def _stale(root: Path) -> None:
+    # Keys that no file has any more: every card is built again from the file.
+    entries = json.loads((root / CACHE).read_text(encoding="utf-8"))
+    (root / CACHE).write_text(json.dumps({p: ["0" * 40, e[1]] for p, e in entries.items()}), encoding="utf-8")
+
+
+@pytest.mark.parametrize("spoil", [_missing, _corrupt, _wrong_shapes, _stale], ids=lambda f: f.__name__.strip("_"))
+def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_path: Path, spoil):
+    assert (compiled_copy / CACHE).is_file()
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    warm = _next_run(compiled_copy)
+    spoil(other)
+    assert _next_run(other) == warm
+
+
+def test_a_cache_from_an_older_brain_is_not_trusted_for_changed_files(compiled_copy: Path, tmp_path: Path):
+    old_cache = (compiled_copy / CACHE).read_bytes()
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    _next_run(compiled_copy)
+    add_session(compiled_copy, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
+    dream(compiled_copy, "2026-07-23T02:00:00Z")
+    _next_run(other)
+    (other / CACHE).write_bytes(old_cache)  # the cache of two runs ago
+    add_session(other, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
+    dream(other, "2026-07-23T02:00:00Z")
+    assert _committed(other) == _committed(compiled_copy)
+
+
+def test_an_uncommitted_owner_edit_is_read_not_taken_from_git(compiled_copy: Path):
+    page = next((compiled_copy / "knowledge" / "organizations").glob("*.md"))
+    text = page.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1)
+    page.write_text(text, encoding="utf-8")
+    keys = worktree_keys(compiled_copy)
+    rel = page.relative_to(compiled_copy).as_posix()
+    assert rel not in keys
+    view = BrainView(DirTree(compiled_copy, keys=keys), cards=DocCache(compiled_copy / CACHE))
+    assert view.page_card(rel)["title"].startswith("Renamed ")
+
+
+def test_worktree_keys_are_blob_ids_of_unchanged_tracked_files(tmp_path: Path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    for name in ("same.md", "edited.md", "hidden.md", "staged.md"):
+        (root / name).write_text(f"{name}\n", encoding="utf-8")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "files")
+    (root / "edited.md").write_text("changed\n", encoding="utf-8")
+    (root / "hidden.md").write_text("changed too\n", encoding="utf-8")
+    git(root, "update-index", "--assume-unchanged", "hidden.md")
+    (root / "staged.md").write_text("staged\n", encoding="utf-8")
+    git(root, "add", "staged.md")
+    (root / "untracked.md").write_text("new\n", encoding="utf-8")
+    keys = worktree_keys(root)
+    assert keys == {"same.md": blob_id(b"same.md\n"), "staged.md": blob_id(b"staged\n")}
+    assert git(root, "hash-object", "same.md").strip() == keys["same.md"]
+    (root / ".gitattributes").write_text("*.md text eol=crlf\n", encoding="utf-8")
+    assert worktree_keys(root) == {}  # filters may make bytes differ from blobs: trust nothing
+    assert worktree_keys(tmp_path) == {}  # not a repository
+
+
+def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
+    root = tmp_path / "brain"
+    page = root / "knowledge" / "people" / "ada.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntitle: Ada\ntype: person\naliases: [A.]\nsummary: A friend.\n---\n# Ada\n", encoding="utf-8")
+    cache_file = tmp_path / "cards.json"
+    view = BrainView(DirTree(root), cards=DocCards(cache_file))
+    card = view.page_card("knowledge/people/ada.md")
+    assert card == {"title": "Ada", "aliases": ["A."], "line": "- [[ada|Ada]]: A friend."}
+    view.cards.save()
+    assert DocCards(cache_file).entries == view.cards.entries
+    page.write_text(page.read_text(encoding="utf-8").replace("A friend.", "An old friend."), encoding="utf-8")
+    fresh = BrainView(DirTree(root), cards=DocCards(cache_file))
+    assert fresh.page_card("knowledge/people/ada.md")["line"] == "- [[ada|Ada]]: An old friend."
+    cache_file.write_bytes(b"\xff\xfe garbage")
+    assert DocCards(cache_file).entries == {}
