@@ -23,16 +23,19 @@ Parse = Callable[[str], Any]  # path → Page | None
 class DocCards:
     """Cards by path, each kept with the content key it was built from; persisted when `path` is set."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, version: str = "") -> None:
+        """`version` names the code that builds the cards: a cache written by other code is ignored."""
         self.path = path
+        self.version = version
         self.entries: dict[str, list] = {}  # path → [blob id, card]
         self.dirty = False
         if path is not None and path.is_file():
             try:
                 raw = json.loads(path.read_text(encoding="utf-8"))
-                self.entries = raw if isinstance(raw, dict) else {}
             except (ValueError, UnicodeDecodeError):
-                self.entries = {}
+                raw = None
+            if isinstance(raw, dict) and raw.get("version") == version and isinstance(raw.get("entries"), dict):
+                self.entries = raw["entries"]
 
     def card(self, path: str, tree: Tree, build: Callable[[], dict | None]) -> dict | None:
         """The card of `path` as it is in `tree`: the cached one when its key matches, else `build()`."""
@@ -91,6 +94,29 @@ class DocCards:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(dict(sorted(self.entries.items())), separators=(",", ":")), encoding="utf-8")
+        data = {"version": self.version, "entries": dict(sorted(self.entries.items()))}
+        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
         os.replace(tmp, self.path)
         self.dirty = False
+
+
+_FINGERPRINTS: dict[tuple[str, ...], str] = {}
+
+
+def code_fingerprint(*packages: str) -> str:
+    """A digest of the source of the given packages (their .py files and templates), so a cache
+    built by other code (an upgrade, a local change) is not trusted."""
+    if packages not in _FINGERPRINTS:
+        import hashlib
+        import importlib.util
+
+        h = hashlib.blake2b(digest_size=16)
+        for name in packages:
+            spec = importlib.util.find_spec(name)
+            folders = list(spec.submodule_search_locations or []) if spec else []
+            for folder in folders:
+                for file in sorted(Path(folder).rglob("*")):
+                    if file.suffix in (".py", ".j2") and file.is_file():
+                        h.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+        _FINGERPRINTS[packages] = h.hexdigest()
+    return _FINGERPRINTS[packages]

@@ -7,10 +7,12 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from pydantic import TypeAdapter
 from typing import Callable
 
 from brain import layout
-from brain.doccache import DocCards
+from brain.doccache import DocCards, code_fingerprint
 from brain.page import Page
 from brain.tree import Tree
 from brain.view import BrainView
@@ -38,23 +40,23 @@ class DocCache(DocCards):
     what changed, so its cost follows the change, not the size of the Brain.
     """
 
-    def note(self, path: str, tree: Tree, parse: Callable[[str], Page | None]) -> Note | None:
+    def note_card(self, path: str, tree: Tree, parse: Callable[[str], Page | None]) -> dict | None:
+        """{'note': a Note's fields, 'key': its statement_key} (None when the card is not a note)."""
+
         def build() -> dict | None:
             page = parse(path)
             note = note_from_page(page) if page is not None else None
-            return note.model_dump(mode="json") if note is not None else None
+            return _note_card(note) if note is not None else None
 
-        for _ in range(2):
+        card = self.card(path, tree, build)
+        if card is not None and not (isinstance(card.get("note"), dict) and isinstance(card.get("key"), str)):
+            self.entries.pop(path, None)  # a corrupt entry: parse the note again
             card = self.card(path, tree, build)
-            try:
-                return Note.model_validate(card) if card is not None else None
-            except ValueError:
-                self.entries.pop(path, None)  # a corrupt entry: parse the note again
-        return None
+        return card
 
     def remember_note(self, path: str, data: bytes, note: Note) -> None:
         """A note Dream just wrote: the next run finds it without parsing the card."""
-        self.remember(path, data, note.model_dump(mode="json"))
+        self.remember(path, data, _note_card(note))
 
     def session_hash(self, path: str, tree: Tree) -> str:
         """The content hash of a raw session (what `.dream/state.json` records)."""
@@ -70,6 +72,16 @@ class DocCache(DocCards):
         return digest
 
 
+def _note_card(note: Note) -> dict:
+    return {"note": note.model_dump(mode="json"), "key": statement_key(note.statement)}
+
+
+def cache_version() -> str:
+    """Cards are built by brain's and dream's code: a change to either makes a cold cache."""
+    return code_fingerprint("brain", "dream")
+
+
+_NOTE_LIST = TypeAdapter(list[Note])
 _KEYS: dict[str, str] = {}
 
 
@@ -166,11 +178,27 @@ class Compilation:
         found = self.topics.get(topic)
         if found is None:
             found = self.topics[topic] = TopicNotes()
+            cards = []
             for path in self.view.paths_under(f"{layout.NOTES}/{topic}/"):
-                note = self.cache.note(path, self.view.tree, self.view.doc)
+                card = self.cache.note_card(path, self.view.tree, self.view.doc)
+                if card is not None:
+                    cards.append((path, card))
+            try:  # one validation call for the whole topic (the owner's may hold ~40,000 notes)
+                notes = _NOTE_LIST.validate_python([card["note"] for _, card in cards])
+            except ValueError:
+                notes = [self._note_or_rebuild(path, card) for path, card in cards]
+            for (_, card), note in zip(cards, notes):
                 if note is not None:
-                    found.put(note, statement_key(note.statement))
+                    found.put(note, card["key"])
         return found
+
+    def _note_or_rebuild(self, path: str, card: dict) -> Note | None:
+        try:
+            return Note.model_validate(card["note"])
+        except ValueError:  # a corrupt cached card: parse the note itself
+            self.cache.entries.pop(path, None)
+            fresh = self.cache.note_card(path, self.view.tree, self.view.doc)
+            return Note.model_validate(fresh["note"]) if fresh is not None else None
 
     def topic_notes(self, topic: str) -> dict[str, Note]:
         return self.topic(topic).notes

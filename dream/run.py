@@ -17,7 +17,7 @@ from brain.sessions import parse_session
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.backends.base import BackendError, ModelBackend
-from dream.compile import Compilation, DocCache, UnitFailure
+from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
@@ -59,7 +59,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     recovered = recover(root)  # finish (or discard) what a killed run left
     # Files git vouches are unchanged carry their blob id: caches then need not read them.
     live = DirTree(root, keys=worktree_keys(root))
-    cache = DocCache(root / layout.CACHE / "docs.json")
+    cache = DocCache(root / layout.CACHE / "docs.json", version=cache_version())
     view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE))
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
@@ -241,12 +241,8 @@ def _write_generated(comp: Compilation, report: RunReport) -> None:
             if f": {slug} " not in forget:
                 forget = forget.rstrip("\n") + "\n" + line + "\n"
         staged.write(layout.FORGET, forget)
-    state = comp.state.model_copy(deep=True)
-    state.last_run = comp.run_id
-    for path, text in staged.written.items():
-        if path != layout.STATE:
-            state.written[path] = blob_id(text.encode("utf-8"))
-    staged.write(layout.STATE, state.render())
+    written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
+    staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
 
 
 def _log_text(comp: Compilation, report: RunReport) -> str:

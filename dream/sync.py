@@ -206,9 +206,20 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
             spec = Path(tmp) / "paths"
             spec.write_text("\n".join(done) + "\n", encoding="utf-8")
-            _with_index_retry(lambda: repo.git("reset", "-q", journal.new, f"--pathspec-from-file={spec}"))
+            _with_index_retry(lambda: _reset_paths(repo, journal.new, spec))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
+
+
+def _reset_paths(repo: BrainRepo, commit: str, spec: Path) -> None:
+    """The index entries of the listed paths from `commit`. --no-refresh: stat-checking every
+    other file of a large Brain is left to the owner's next git command (git < 2.37 lacks it)."""
+    try:
+        repo.git("reset", "-q", "--no-refresh", commit, f"--pathspec-from-file={spec}")
+    except BrainError as exc:
+        if "no-refresh" not in str(exc):
+            raise
+        repo.git("reset", "-q", commit, f"--pathspec-from-file={spec}")
 
 
 def _with_index_retry(action, attempts: int = 100, pause: float = 0.05):

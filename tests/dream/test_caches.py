@@ -48,19 +48,37 @@ def _missing(root: Path) -> None:
     (root / CACHE).unlink()
 
 
+def _rewrite(root: Path, change) -> None:
+    data = json.loads((root / CACHE).read_text(encoding="utf-8"))
+    assert len(data["entries"]) > 50
+    data["entries"] = {p: change(e) for p, e in data["entries"].items()}
+    (root / CACHE).write_text(json.dumps(data), encoding="utf-8")
+
+
 def _wrong_shapes(root: Path) -> None:
     # Right keys, cards of the wrong shape: each must be rebuilt, not trusted.
-    entries = json.loads((root / CACHE).read_text(encoding="utf-8"))
-    (root / CACHE).write_text(json.dumps({p: [e[0], {"bogus": 1}] for p, e in entries.items()}), encoding="utf-8")
+    _rewrite(root, lambda e: [e[0], {"bogus": 1}])
+
+
+def _bad_notes(root: Path) -> None:
+    # Right keys and shape, a note that does not validate: rebuilt from the file.
+    _rewrite(root, lambda e: [e[0], {"note": {"path": 1}, "key": "x"}] if "note" in e[1] else e)
 
 
 def _stale(root: Path) -> None:
     # Keys that no file has any more: every card is built again from the file.
-    entries = json.loads((root / CACHE).read_text(encoding="utf-8"))
-    (root / CACHE).write_text(json.dumps({p: ["0" * 40, e[1]] for p, e in entries.items()}), encoding="utf-8")
+    _rewrite(root, lambda e: ["0" * 40, e[1]])
 
 
-@pytest.mark.parametrize("spoil", [_missing, _corrupt, _wrong_shapes, _stale], ids=lambda f: f.__name__.strip("_"))
+def _other_code(root: Path) -> None:
+    # Cards built by other code (an upgrade): the whole cache is ignored, even with wrong cards.
+    data = json.loads((root / CACHE).read_text(encoding="utf-8"))
+    data["version"] = "older-code"
+    data["entries"] = {p: [e[0], {"title": "x", "aliases": [], "line": "x", "started": "", "sha256": "0" * 64}] for p, e in data["entries"].items()}
+    (root / CACHE).write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize("spoil", [_missing, _corrupt, _wrong_shapes, _bad_notes, _stale, _other_code], ids=lambda f: f.__name__.strip("_"))
 def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_path: Path, spoil):
     assert (compiled_copy / CACHE).is_file()
     other = copy_brain(compiled_copy, tmp_path / "other")
@@ -129,5 +147,6 @@ def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
     page.write_text(page.read_text(encoding="utf-8").replace("A friend.", "An old friend."), encoding="utf-8")
     fresh = BrainView(DirTree(root), cards=DocCards(cache_file))
     assert fresh.page_card("knowledge/people/ada.md")["line"] == "- [[ada|Ada]]: An old friend."
+    assert DocCards(cache_file, version="other").entries == {}
     cache_file.write_bytes(b"\xff\xfe garbage")
     assert DocCards(cache_file).entries == {}
