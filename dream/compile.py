@@ -34,7 +34,7 @@ class UnitFailure:
 
 
 class DocCache(DocCards):
-    """The run's cards, kept in `.dream/cache/docs.json` (not committed): pages and summaries as
+    """The run's cards, kept in `.dream/cache/cards/` (not committed): pages and summaries as
     their names and index lines (brain.doccache), notes as Note models, raw sessions as their
     content hash. An incremental run then parses (and, where git vouches for a file, reads) only
     what changed, so its cost follows the change, not the size of the Brain.
@@ -50,7 +50,7 @@ class DocCache(DocCards):
 
         card = self.card(path, tree, build)
         if card is not None and not (isinstance(card.get("note"), dict) and isinstance(card.get("key"), str)):
-            self.entries.pop(path, None)  # a corrupt entry: parse the note again
+            self.drop(path)  # a corrupt entry: parse the note again
             card = self.card(path, tree, build)
         return card
 
@@ -67,7 +67,7 @@ class DocCache(DocCards):
         card = self.card(path, tree, build)
         digest = card.get("sha256") if card else None
         if not isinstance(digest, str) or len(digest) != 64:
-            self.entries.pop(path, None)
+            self.drop(path)
             digest = content_hash(tree.read_bytes(path))
         return digest
 
@@ -196,7 +196,7 @@ class Compilation:
         try:
             return Note.model_validate(card["note"])
         except ValueError:  # a corrupt cached card: parse the note itself
-            self.cache.entries.pop(path, None)
+            self.cache.drop(path)
             fresh = self.cache.note_card(path, self.view.tree, self.view.doc)
             return Note.model_validate(fresh["note"]) if fresh is not None else None
 

@@ -59,7 +59,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     recovered = recover(root)  # finish (or discard) what a killed run left
     # Files git vouches are unchanged carry their blob id: caches then need not read them.
     live = DirTree(root, keys=worktree_keys(root))
-    cache = DocCache(root / layout.CACHE / "docs.json", version=cache_version())
+    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE))
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
@@ -146,6 +146,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report)
 
     regenerate()
+    staged.flush()
     fault("after-staging")
     gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
     fault("after-gate")
@@ -175,6 +176,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
     regenerate()  # the log entry and state carry the final figures
+    staged.flush()
 
     if not settings.dry_run:
         comp.cache.save()  # a dry run leaves nothing behind but its run folder
@@ -187,7 +189,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
         fault("after-plan")
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id)
+        # Files whose final text is what the staged folder holds are hashed from there.
+        sources = {rel: staged.root / rel for rel, text in sync.writes.items() if written.get(rel) == text}
+        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id, sources)
         report.commit = result.commit
         report.conflicts += result.conflicts
     return _finish(root, run_id, report)

@@ -16,7 +16,7 @@ from brain.tree import DirTree
 from brain.view import BrainView
 from dream.compile import DocCache
 
-CACHE = Path(".dream/cache/docs.json")
+CACHE = Path(".dream/cache/cards")
 NEW_TURNS = [
     ("user", "I moved to Lisbon last month and I now work at Harbor Studio as a designer."),
     ("assistant", "Noted."),
@@ -40,19 +40,26 @@ def _next_run(root: Path) -> dict[str, bytes]:
     return _committed(root)
 
 
+def _shards(root: Path) -> list[Path]:
+    files = sorted((root / CACHE).glob("*.json"))
+    assert len(files) > 5
+    return files
+
+
 def _corrupt(root: Path) -> None:
-    (root / CACHE).write_text("{not json", encoding="utf-8")
+    for i, f in enumerate(_shards(root)):
+        f.write_bytes(b"{not json" if i % 2 else b"\xff\xfe")
 
 
 def _missing(root: Path) -> None:
-    (root / CACHE).unlink()
+    shutil.rmtree(root / CACHE)
 
 
 def _rewrite(root: Path, change) -> None:
-    data = json.loads((root / CACHE).read_text(encoding="utf-8"))
-    assert len(data["entries"]) > 50
-    data["entries"] = {p: change(e) for p, e in data["entries"].items()}
-    (root / CACHE).write_text(json.dumps(data), encoding="utf-8")
+    for f in _shards(root):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        data["entries"] = {p: change(e) for p, e in data["entries"].items()}
+        f.write_text(json.dumps(data), encoding="utf-8")
 
 
 def _wrong_shapes(root: Path) -> None:
@@ -72,15 +79,16 @@ def _stale(root: Path) -> None:
 
 def _other_code(root: Path) -> None:
     # Cards built by other code (an upgrade): the whole cache is ignored, even with wrong cards.
-    data = json.loads((root / CACHE).read_text(encoding="utf-8"))
-    data["version"] = "older-code"
-    data["entries"] = {p: [e[0], {"title": "x", "aliases": [], "line": "x", "started": "", "sha256": "0" * 64}] for p, e in data["entries"].items()}
-    (root / CACHE).write_text(json.dumps(data), encoding="utf-8")
+    for f in _shards(root):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        data["version"] = "older-code"
+        data["entries"] = {p: [e[0], {"title": "x", "aliases": [], "line": "x", "started": "", "sha256": "0" * 64}] for p, e in data["entries"].items()}
+        f.write_text(json.dumps(data), encoding="utf-8")
 
 
 @pytest.mark.parametrize("spoil", [_missing, _corrupt, _wrong_shapes, _bad_notes, _stale, _other_code], ids=lambda f: f.__name__.strip("_"))
 def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_path: Path, spoil):
-    assert (compiled_copy / CACHE).is_file()
+    assert (compiled_copy / CACHE).is_dir()
     other = copy_brain(compiled_copy, tmp_path / "other")
     warm = _next_run(compiled_copy)
     spoil(other)
@@ -88,13 +96,15 @@ def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_pa
 
 
 def test_a_cache_from_an_older_brain_is_not_trusted_for_changed_files(compiled_copy: Path, tmp_path: Path):
-    old_cache = (compiled_copy / CACHE).read_bytes()
+    old_cache = tmp_path / "old-cache"
+    shutil.copytree(compiled_copy / CACHE, old_cache)
     other = copy_brain(compiled_copy, tmp_path / "other")
     _next_run(compiled_copy)
     add_session(compiled_copy, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
     dream(compiled_copy, "2026-07-23T02:00:00Z")
     _next_run(other)
-    (other / CACHE).write_bytes(old_cache)  # the cache of two runs ago
+    shutil.rmtree(other / CACHE)
+    shutil.copytree(old_cache, other / CACHE)  # the cache of two runs ago
     add_session(other, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
     dream(other, "2026-07-23T02:00:00Z")
     assert _committed(other) == _committed(compiled_copy)
@@ -135,18 +145,41 @@ def test_worktree_keys_are_blob_ids_of_unchanged_tracked_files(tmp_path: Path):
 
 def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
     root = tmp_path / "brain"
-    page = root / "knowledge" / "people" / "ada.md"
+    rel = "knowledge/people/ada.md"
+    page = root / rel
     page.parent.mkdir(parents=True)
     page.write_text("---\ntitle: Ada\ntype: person\naliases: [A.]\nsummary: A friend.\n---\n# Ada\n", encoding="utf-8")
-    cache_file = tmp_path / "cards.json"
-    view = BrainView(DirTree(root), cards=DocCards(cache_file))
-    card = view.page_card("knowledge/people/ada.md")
+    folder = tmp_path / "cards"
+    view = BrainView(DirTree(root), cards=DocCards(folder))
+    card = view.page_card(rel)
     assert card == {"title": "Ada", "aliases": ["A."], "line": "- [[ada|Ada]]: A friend."}
     view.cards.save()
-    assert DocCards(cache_file).entries == view.cards.entries
+    assert DocCards(folder).get(rel) == [blob_id(page.read_bytes()), card]
+    assert DocCards(folder, version="other").get(rel) is None
     page.write_text(page.read_text(encoding="utf-8").replace("A friend.", "An old friend."), encoding="utf-8")
-    fresh = BrainView(DirTree(root), cards=DocCards(cache_file))
-    assert fresh.page_card("knowledge/people/ada.md")["line"] == "- [[ada|Ada]]: An old friend."
-    assert DocCards(cache_file, version="other").entries == {}
-    cache_file.write_bytes(b"\xff\xfe garbage")
-    assert DocCards(cache_file).entries == {}
+    fresh = BrainView(DirTree(root), cards=DocCards(folder))
+    assert fresh.page_card(rel)["line"] == "- [[ada|Ada]]: An old friend."
+    for f in folder.glob("*.json"):
+        f.write_bytes(b"\xff\xfe garbage")
+    assert DocCards(folder).get(rel) is None
+
+
+def test_state_renders_exactly_as_json_dumps():
+    import random
+
+    from dream.state import dumps_indented
+
+    rnd = random.Random(1)
+
+    def value(depth: int):
+        c = rnd.random()
+        if depth > 3 or c < 0.3:
+            return rnd.choice(["a", 'é"\\\n\u2028x', "", 0, -5, 10**20, True, False, None, "zz\x00", 1.5])
+        if c < 0.6:
+            return [value(depth + 1) for _ in range(rnd.randint(0, 3))]
+        return {rnd.choice(["k", "é", "a b", '"q', ""]) + str(rnd.randint(0, 9)): value(depth + 1) for _ in range(rnd.randint(0, 4))}
+
+    for _ in range(2000):
+        data = value(0)
+        assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+    assert dumps_indented({1: 2}) == json.dumps({1: 2}, indent=1, sort_keys=True, ensure_ascii=False)
