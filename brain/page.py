@@ -344,12 +344,23 @@ def _scalar(value: Any, flow: bool = False) -> str:
         if value.isprintable() and not any(c in value for c in "\x85\u2028\u2029"):
             return "'" + value.replace("'", "''") + "'"
         return _double_quoted(value)
+    if type(value) is float:
+        return _float_scalar(value, flow)  # a note's confidence: PyYAML once per distinct value
+    return _yaml_scalar(value, flow)
+
+
+def _yaml_scalar(value: Any, flow: bool) -> str:
     if flow or isinstance(value, (dict, list, tuple)):
         text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
     else:
         text = yaml.safe_dump({"k": value}, default_flow_style=False, allow_unicode=True, width=10**9)
         text = text[3:].removesuffix("\n")
     return json.dumps(value, ensure_ascii=False) if "\n" in text else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _float_scalar(value: float, flow: bool) -> str:
+    return _yaml_scalar(value, flow)
 
 
 def _double_quoted(text: str) -> str:

@@ -6,7 +6,10 @@ Every use opens and closes the Repo (`with`), so no `git cat-file` processes out
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -132,6 +135,53 @@ class BrainRepo:
             m = _TRAILER_RE.search(body)
             entries.append(LogEntry(sha=sha, date=date, author=author, subject=subject, run_id=m.group(1) if m else None))
         return entries
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives these bytes as a blob (`git hash-object`), without running git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def worktree_keys(root: Path) -> dict[str, str]:
+    """Blob ids of the tracked files whose working-tree bytes git vouches equal the index's, by path.
+
+    One `git ls-files` and one `git status` (git's own stat cache, racy-safe; `--no-optional-locks`
+    so the owner's git never finds our index.lock). Left out, to be read by the caller: files
+    git reports changed, unmerged, assume-unchanged or skip-worktree entries, symlinks,
+    submodules, and everything when git fails or content filters may rewrite bytes.
+    """
+    root = Path(root)
+    if not (root / ".git").exists() or (root / ".gitattributes").exists():
+        return {}
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    commands = [
+        ["git", "config", "--get", "core.autocrlf"],
+        ["git", "ls-files", "-s", "-v", "-z", "--full-name"],
+        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"],
+    ]
+    try:  # the three run side by side: git's stat of every file is the long one
+        procs = [subprocess.Popen(c, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+        outs = [p.communicate()[0] for p in procs]
+    except OSError:
+        return {}
+    if procs[1].returncode or procs[2].returncode:
+        return {}
+    autocrlf, listed, status = outs[0].strip(), outs[1], outs[2]
+    if autocrlf not in (b"", b"false"):
+        return {}
+    changed = {e[3:].decode("utf-8", "surrogateescape") for e in status.split(b"\0") if len(e) > 3 and (e[1:2] != b" " or e[:1] == b"U")}
+    keys: dict[str, str] = {}
+    for entry in listed.split(b"\0"):
+        # "H 100644 <blob> 0\t<path>": tag H (cached, no flags), regular file, stage 0.
+        if entry[:9] != b"H 100644 " and entry[:9] != b"H 100755 ":
+            continue
+        head, _, rel = entry.partition(b"\t")
+        if head[49:] != b" 0":
+            continue
+        path = rel.decode("utf-8", "surrogateescape")
+        if path not in changed:
+            keys[path] = head[9:49].decode("ascii")
+    return keys
 
 
 _CONFIGURED: dict[str, bool] = {}

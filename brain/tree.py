@@ -23,24 +23,39 @@ class Tree(Protocol):
     def exists(self, rel: str) -> bool: ...
     def is_symlink(self, rel: str) -> bool: ...
     def symlink_target(self, rel: str) -> str | None: ...
+    def key(self, rel: str) -> str | None: ...
 
 
 class DirTree:
-    """A folder on disk. Listing is sorted; `.git`, dream's run folders and caches are skipped."""
+    """A folder on disk. Listing is sorted; `.git`, dream's run folders and caches are skipped.
 
-    def __init__(self, root: Path) -> None:
+    `keys`, when given, maps paths to the git blob id of their current content (files git knows
+    to be unchanged), so caches can look a file up without reading it (`key`).
+    """
+
+    def __init__(self, root: Path, keys: dict[str, str] | None = None) -> None:
         self.root = Path(root)
+        self._root = os.fspath(self.root) + "/"
         self._files: list[str] | None = None
+        self._listed: frozenset[str] = frozenset()
+        self._links: frozenset[str] = frozenset()
+        self.keys = keys or {}
 
     def files(self) -> list[str]:
         if self._files is None:
-            self._files = sorted(_walk(self.root))
+            found, links = _walk(self.root)
+            self._files = sorted(found)
+            self._listed, self._links = frozenset(found), frozenset(links)
         return self._files
 
-    # os.path on strings, not pathlib: validate calls these ~50,000 times on a large Brain and
-    # Path construction was a quarter of its time.
+    def key(self, rel: str) -> str | None:
+        """The git blob id of the file's bytes when known without reading it, else None."""
+        return self.keys.get(rel)
+
+    # Plain string paths, not pathlib or os.path.join: a run calls these ~100,000 times on a
+    # large Brain and path construction dominated them.
     def _abs(self, rel: str) -> str:
-        return os.path.join(self.root, rel)
+        return self._root + rel
 
     def read_bytes(self, rel: str) -> bytes:
         with open(self._abs(rel), "rb") as f:
@@ -53,6 +68,9 @@ class DirTree:
         return os.path.isfile(self._abs(rel))
 
     def is_symlink(self, rel: str) -> bool:
+        # The listing saw every listed file's type (no stat per file); others are asked the disk.
+        if rel in self._listed:
+            return rel in self._links
         return os.path.islink(self._abs(rel))
 
     def symlink_target(self, rel: str) -> str | None:
@@ -63,10 +81,39 @@ class DirTree:
         return str(path.resolve())
 
 
+class MemTree:
+    """Files held in memory (path → text), e.g. what a run staged; `texts` is read live, not copied."""
+
+    def __init__(self, texts: dict[str, str], root: Path) -> None:
+        self.texts = texts
+        self.root = Path(root)
+
+    def files(self) -> list[str]:
+        return sorted(self.texts)
+
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            return self.texts[rel].encode("utf-8")
+        except KeyError:
+            raise FileNotFoundError(rel) from None
+
+    def exists(self, rel: str) -> bool:
+        return rel in self.texts
+
+    def is_symlink(self, rel: str) -> bool:
+        return False
+
+    def symlink_target(self, rel: str) -> str | None:
+        return None
+
+    def key(self, rel: str) -> str | None:
+        return None
+
+
 class OverlayTree:
     """`upper` (a staged tree) over `base`, with `deleted` paths hidden."""
 
-    def __init__(self, base: Tree, upper: DirTree, deleted: frozenset[str] = frozenset()) -> None:
+    def __init__(self, base: Tree, upper: "DirTree | MemTree", deleted: frozenset[str] = frozenset()) -> None:
         self.base = base
         self.upper = upper
         self.deleted = deleted
@@ -99,29 +146,49 @@ class OverlayTree:
     def symlink_target(self, rel: str) -> str | None:
         return self._pick(rel).symlink_target(rel)
 
+    def key(self, rel: str) -> str | None:
+        return None if rel in self.deleted else self._pick(rel).key(rel)
+
     def brain_root(self) -> Path:
         """The live Brain's folder (symlinks are judged against it)."""
         return getattr(self.base, "root", self.upper.root)
 
 
-def _walk(root: Path) -> list[str]:
+def _walk(root: Path) -> tuple[list[str], list[str]]:
+    """Every file (and linked folder) below root, and which of them are symlinks (from the
+    directory entries, so no stat per file)."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        keep = []
-        for d in sorted(dirnames):
-            full = os.path.join(dirpath, d)
-            if d in _SKIP_DIRS or (rel_dir == "" and d == ".dream"):
+    links: list[str] = []
+
+    def visit(path: str, rel_dir: str) -> None:
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError:
+            return
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir():  # follows links, as os.walk does
+                if name in _SKIP_DIRS or (rel_dir == "" and name == ".dream"):
+                    continue
+                if entry.is_symlink():
+                    out.append(rel_dir + name)  # a linked folder is listed as a file so S checks see it
+                    links.append(rel_dir + name)
+                    continue
+                subdirs.append(entry)
                 continue
-            if os.path.islink(full):
-                out.append(rel_dir + d)  # a linked folder is listed as a file so S checks see it
-                continue
-            keep.append(d)
-        dirnames[:] = keep
-        for f in sorted(filenames):
-            out.append(rel_dir + f)
+            out.append(rel_dir + name)
+            if entry.is_symlink():
+                links.append(rel_dir + name)
+        for entry in subdirs:
+            visit(entry.path, rel_dir + entry.name + "/")
+
+    visit(os.fspath(root), "")
     dream = root / ".dream"
     if dream.is_dir() and not dream.is_symlink():
-        out += [f".dream/{name}" for name in sorted(_DREAM_KEEP) if (dream / name).is_file()]
-    return out
+        for name in sorted(_DREAM_KEEP):
+            if (dream / name).is_file():
+                out.append(f".dream/{name}")
+                if (dream / name).is_symlink():
+                    links.append(f".dream/{name}")
+    return out, links

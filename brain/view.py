@@ -6,10 +6,11 @@ session line in `session_problems`; validators turn both into findings.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 from collections import defaultdict
 from functools import cached_property
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
@@ -18,6 +19,9 @@ from brain.page import Page, parse_page
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import Tree
+
+if TYPE_CHECKING:
+    from brain.doccache import DocCards
 
 
 _PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
@@ -43,6 +47,28 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
     return result
 
 
+_KINDS: dict[str, str] = {}
+
+
+def _kind(rel: str) -> str:
+    """"page", "note", "summary" or "" for a path: a pure function of the string, memoised
+    because every view of a large Brain classifies the same ~100,000 paths."""
+    kind = _KINDS.get(rel)
+    if kind is None:
+        kind = ""
+        if rel.endswith(".md") and rel not in layout.GENERATED:
+            if layout.is_page_path(rel):
+                kind = "page"
+            elif layout.is_note_path(rel):
+                kind = "note"
+            elif layout.is_summary_path(rel):
+                kind = "summary"
+        if len(_KINDS) >= 1_000_000:
+            _KINDS.clear()
+        _KINDS[rel] = kind
+    return kind
+
+
 def parse_cached(rel: str, text: str) -> "Page | None":
     """A document parsed once per content per process (None when it cannot be parsed)."""
     result = _parse_cached(rel, text.encode("utf-8"))
@@ -52,11 +78,13 @@ def parse_cached(rel: str, text: str) -> "Page | None":
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
-    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None) -> None:
+    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None, cards: "DocCards | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (dream's gate
-        checks only what a run staged); names and resolution still see the whole tree."""
+        checks only what a run staged); names and resolution still see the whole tree. `cards`
+        remembers index lines and names by content across views and runs (dream passes its own)."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
+        self._cards = cards
         self._sessions: dict[str, Session | None] = {}
         self.session_problems: dict[str, list[SessionProblem]] = {}
 
@@ -64,14 +92,8 @@ class BrainView:
     @cached_property
     def _doc_paths(self) -> list[str]:
         """Every page, note and summary file (not symlinks: S checks report those)."""
-        return [
-            rel
-            for rel in self.tree.files()
-            if rel.endswith(".md")
-            and rel not in layout.GENERATED
-            and (layout.is_page_path(rel) or layout.is_note_path(rel) or layout.is_summary_path(rel))
-            and not self.tree.is_symlink(rel)
-        ]
+        is_symlink = self.tree.is_symlink
+        return [rel for rel in self.tree.files() if _kind(rel) and not is_symlink(rel)]
 
     def _load(self, paths: list[str]) -> dict[str, Page]:
         """Parse the given documents (once per view, and once per content per process)."""
@@ -101,8 +123,14 @@ class BrainView:
         return frozenset(self._doc_paths)
 
     def paths_under(self, prefix: str) -> list[str]:
-        """Document paths below a folder, without parsing them."""
-        return [p for p in self._doc_paths if p.startswith(prefix)]
+        """Document paths below a folder, without parsing them (a range of the sorted listing)."""
+        paths = self._doc_paths
+        out = []
+        for i in range(bisect.bisect_left(paths, prefix), len(paths)):
+            if not paths[i].startswith(prefix):
+                break
+            out.append(paths[i])
+        return out
 
     def docs_under(self, prefix: str) -> dict[str, Page]:
         """Parsed documents whose path starts with `prefix` (parses only those)."""
@@ -131,22 +159,46 @@ class BrainView:
 
     @cached_property
     def pages(self) -> dict[str, Page]:
-        return self._load([p for p in self._doc_paths if layout.is_page_path(p)])
+        return self._load([p for p in self._doc_paths if _kind(p) == "page"])
 
     @cached_property
     def summaries(self) -> dict[str, Page]:
         """Session summaries by session id."""
-        loaded = self._load([p for p in self._doc_paths if layout.is_summary_path(p)])
+        loaded = self._load([p for p in self._doc_paths if _kind(p) == "summary"])
         return {d.slug: d for d in loaded.values()}
 
     @cached_property
     def notes(self) -> dict[str, Page]:
-        return self._load([p for p in self._doc_paths if layout.is_note_path(p)])
+        return self._load([p for p in self._doc_paths if _kind(p) == "note"])
 
     @cached_property
     def page_paths(self) -> list[str]:
         """Every file in a page location, parsed or not (the index must list them all)."""
-        return [f for f in self.tree.files() if layout.is_page_path(f) and not self.tree.is_symlink(f)]
+        is_symlink = self.tree.is_symlink
+        return [f for f in self.tree.files() if _kind(f) == "page" and not is_symlink(f)]
+
+    # -- cards: what the indexes need, without parsing unchanged documents -------------------
+    @property
+    def cards(self) -> "DocCards":
+        if self._cards is None:
+            from brain.doccache import DocCards
+
+            self._cards = DocCards()
+        return self._cards
+
+    def page_card(self, path: str) -> dict | None:
+        """{'title', 'aliases', 'line'} of a page (None when it cannot be parsed)."""
+        return self.cards.page(path, self.tree, self.doc)
+
+    def readable(self, path: str) -> bool:
+        """True when the document parses (pages are asked their card: no parse when unchanged)."""
+        if _kind(path) == "page" and path in self._doc_path_set:
+            return self.page_card(path) is not None
+        return self.doc(path) is not None
+
+    def summary_card(self, path: str) -> dict | None:
+        """{'started', 'line'} of a session summary (None when it cannot be parsed)."""
+        return self.cards.summary(path, self.tree, self.doc)
 
     # -- names ------------------------------------------------------------------------------
     @cached_property
@@ -155,11 +207,12 @@ class BrainView:
         out: dict[str, set[str]] = defaultdict(set)
         for path in self.page_paths:
             out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-        for path, page in self.pages.items():
-            for alias in page.frontmatter.aliases:
+        for path in self.page_paths:  # aliases from the cards: unchanged pages are not parsed
+            card = self.page_card(path)
+            for alias in card["aliases"] if card is not None else ():
                 out[alias.strip().casefold()].add(path)
         for path in self._doc_paths:  # notes and summaries are named by their file (no parse needed)
-            if layout.is_note_path(path) or layout.is_summary_path(path):
+            if _kind(path) != "page":
                 out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
         return {k: sorted(v) for k, v in out.items()}
 

@@ -6,16 +6,15 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from pydantic import TypeAdapter
 from typing import Callable
 
 from brain import layout
+from brain.doccache import DocCards, code_fingerprint
 from brain.page import Page
-from brain.render import index_line, session_index_line
+from brain.tree import Tree
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
@@ -25,7 +24,7 @@ from dream.offline.entities import Resolver
 from dream.offline.text import content_words
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
-from dream.state import DreamState
+from dream.state import DreamState, content_hash
 
 
 @dataclass
@@ -34,84 +33,55 @@ class UnitFailure:
     reason: str
 
 
-class DocCache:
-    """What runs need from documents, by content digest, kept in `.dream/cache/docs.json` (not committed).
-
-    Notes as Note models, pages as their name and index line, summaries as their index line: an
-    incremental run then reads files but parses only what changed, so its cost follows the change,
-    not the size of the Brain. A corrupt or missing cache is rebuilt.
+class DocCache(DocCards):
+    """The run's cards, kept in `.dream/cache/cards/` (not committed): pages and summaries as
+    their names and index lines (brain.doccache), notes as Note models, raw sessions as their
+    content hash. An incremental run then parses (and, where git vouches for a file, reads) only
+    what changed, so its cost follows the change, not the size of the Brain.
     """
 
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.entries: dict[str, list] = {}  # path → [digest, payload]
-        self.dirty = False
-        if path is not None and path.is_file():
-            try:
-                raw = json.loads(path.read_text(encoding="utf-8"))
-                self.entries = raw if isinstance(raw, dict) else {}
-            except ValueError:
-                self.entries = {}
+    def note_card(self, path: str, tree: Tree, parse: Callable[[str], Page | None]) -> dict | None:
+        """{'note': a Note's fields, 'key': its statement_key} (None when the card is not a note)."""
 
-    def _card(self, path: str, data: bytes, build: Callable[[], dict | None]) -> dict | None:
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        hit = self.entries.get(path)
-        if isinstance(hit, list) and len(hit) == 2 and hit[0] == digest and isinstance(hit[1], dict):
-            return hit[1]
-        card = build()
-        if card is not None:
-            self.entries[path] = [digest, card]
-            self.dirty = True
-        return card
-
-    def note(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> Note | None:
         def build() -> dict | None:
             page = parse(path)
             note = note_from_page(page) if page is not None else None
-            return note.model_dump(mode="json") if note is not None else None
+            return _note_card(note) if note is not None else None
 
-        card = self._card(path, data, build)
-        try:
-            return Note.model_validate(card) if card is not None else None
-        except ValueError:
-            return None
+        card = self.card(path, tree, build)
+        if card is not None and not (isinstance(card.get("note"), dict) and isinstance(card.get("key"), str)):
+            self.drop(path)  # a corrupt entry: parse the note again
+            card = self.card(path, tree, build)
+        return card
 
     def remember_note(self, path: str, data: bytes, note: Note) -> None:
         """A note Dream just wrote: the next run finds it without parsing the card."""
-        self.entries[path] = [hashlib.blake2b(data, digest_size=16).hexdigest(), note.model_dump(mode="json")]
-        self.dirty = True
+        self.remember(path, data, _note_card(note))
 
-    def page(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
-        """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
+    def session_hash(self, path: str, tree: Tree) -> str:
+        """The content hash of a raw session (what `.dream/state.json` records)."""
 
-        def build() -> dict | None:
-            page = parse(path)
-            if page is None:
-                return None
-            return {"title": page.frontmatter.title, "aliases": list(page.frontmatter.aliases), "line": index_line(page)}
+        def build() -> dict:
+            return {"sha256": content_hash(tree.read_bytes(path))}
 
-        return self._card(path, data, build)
-
-    def summary(self, path: str, data: bytes, parse: Callable[[str], Page | None]) -> dict | None:
-        """{'started', 'line'} of a session summary: its sessions/index.md line."""
-
-        def build() -> dict | None:
-            page = parse(path)
-            if page is None:
-                return None
-            return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
-
-        return self._card(path, data, build)
-
-    def save(self) -> None:
-        if self.path is None or not self.dirty:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(dict(sorted(self.entries.items())), separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, self.path)
+        card = self.card(path, tree, build)
+        digest = card.get("sha256") if card else None
+        if not isinstance(digest, str) or len(digest) != 64:
+            self.drop(path)
+            digest = content_hash(tree.read_bytes(path))
+        return digest
 
 
+def _note_card(note: Note) -> dict:
+    return {"note": note.model_dump(mode="json"), "key": statement_key(note.statement)}
+
+
+def cache_version() -> str:
+    """Cards are built by brain's and dream's code: a change to either makes a cold cache."""
+    return code_fingerprint("brain", "dream")
+
+
+_NOTE_LIST = TypeAdapter(list[Note])
 _KEYS: dict[str, str] = {}
 
 
@@ -170,7 +140,7 @@ class Compilation:
     read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
     created: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
-    cache: DocCache = field(default_factory=lambda: DocCache(None))
+    cache: DocCache = field(default_factory=DocCache)
     _refs: list[EntityRef] = field(default_factory=list)
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
@@ -182,7 +152,7 @@ class Compilation:
         """Every existing page is a known entity (by slug, title and aliases)."""
         for path in self.view.page_paths:
             loc = layout.page_location(path)
-            card = self.cache.page(path, self.view.tree.read_bytes(path), self.view.doc) if loc else None
+            card = self.cache.page(path, self.view.tree, self.view.doc) if loc else None
             if card is not None:
                 self.resolver.add(loc[1], card["title"], loc[0], card["aliases"])
 
@@ -208,11 +178,27 @@ class Compilation:
         found = self.topics.get(topic)
         if found is None:
             found = self.topics[topic] = TopicNotes()
+            cards = []
             for path in self.view.paths_under(f"{layout.NOTES}/{topic}/"):
-                note = self.cache.note(path, self.view.tree.read_bytes(path), self.view.doc)
+                card = self.cache.note_card(path, self.view.tree, self.view.doc)
+                if card is not None:
+                    cards.append((path, card))
+            try:  # one validation call for the whole topic (the owner's may hold ~40,000 notes)
+                notes = _NOTE_LIST.validate_python([card["note"] for _, card in cards])
+            except ValueError:
+                notes = [self._note_or_rebuild(path, card) for path, card in cards]
+            for (_, card), note in zip(cards, notes):
                 if note is not None:
-                    found.put(note, statement_key(note.statement))
+                    found.put(note, card["key"])
         return found
+
+    def _note_or_rebuild(self, path: str, card: dict) -> Note | None:
+        try:
+            return Note.model_validate(card["note"])
+        except ValueError:  # a corrupt cached card: parse the note itself
+            self.cache.drop(path)
+            fresh = self.cache.note_card(path, self.view.tree, self.view.doc)
+            return Note.model_validate(fresh["note"]) if fresh is not None else None
 
     def topic_notes(self, topic: str) -> dict[str, Note]:
         return self.topic(topic).notes

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from brain import layout
+from brain.doccache import DocCards
 from brain.view import BrainView
 from dream.backends.base import ModelBackend, VerifyRequest
 from dream.claims import judge_claims, remove_claims
@@ -45,18 +46,19 @@ class BackendJudge:
         return verdict.label, verdict.score, verdict.reason
 
 
-def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None) -> GateResult:
+def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None, cards: DocCards | None = None) -> GateResult:
     """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes.
 
     New or changed claims are judged once each (dream.claims); what is done with the ones not
     supported is the verifier policy: remove the claim, reject the file, keep it, or flag it.
+    `cards` (the run's cache) spares the index checks parsing documents that did not change.
     """
     policy = policy or VerifierPolicy()
     result = GateResult()
     verified: dict[str, list[ClaimVerdict]] = {}
     for _ in range(MAX_ROUNDS):
         written = staged.written
-        view = BrainView(staged.overlay(), focus=written)
+        view = BrainView(staged.overlay(), focus=written, cards=cards)
         findings = [f for f in run_checks(view) if f.path in written]
         bad: dict[str, list[str]] = {}
         for f in findings:
@@ -89,7 +91,7 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)
         regenerate()
-    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written)) if f.path in staged.written]
+    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards)) if f.path in staged.written]
     return result
 
 

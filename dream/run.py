@@ -12,12 +12,12 @@ from pathlib import Path
 from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
-from brain.repo import BrainRepo
+from brain.repo import BrainRepo, worktree_keys
 from brain.sessions import parse_session
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.backends.base import BackendError, ModelBackend
-from dream.compile import Compilation, DocCache, UnitFailure
+from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
@@ -57,16 +57,20 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
     recovered = recover(root)  # finish (or discard) what a killed run left
-    live = DirTree(root)
-    view = BrainView(live)
+    # Files git vouches are unchanged carry their blob id: caches then need not read them.
+    live = DirTree(root, keys=worktree_keys(root))
+    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
+    view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE))
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
-    files, problems = list_session_files(live)
+    files, problems = list_session_files(live, lambda rel: cache.session_hash(rel, live))
     plan = plan_sessions(files, state, settings.max_sessions)
     run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
     report = RunReport(run_id=run_id, backend=backend.name, deferred=plan.deferred, problems=problems + ([state_problem] if state_problem else []))
     if not plan.pending:
         report.status = "nothing-to-do"
+        if not settings.dry_run:
+            cache.save()
         return report
 
     instructions = parse_instructions(_read(live, layout.INSTRUCTIONS) or "", _read(live, layout.FORGET) or "")
@@ -84,7 +88,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
     comp.forgotten = [s for s in forgotten if s not in already]
     comp.read_blob = lambda blob: _blob_text(repo, blob)
-    comp.cache = DocCache(root / layout.CACHE / "docs.json")
+    comp.cache = cache
     comp.seed_resolver()
     _seed_owner(comp, settings.owner or DEFAULT_OWNER)
     run_dir = root / layout.RUNS / run_id
@@ -142,8 +146,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report)
 
     regenerate()
+    staged.flush()
     fault("after-staging")
-    gate = run_gate(staged, backend, regenerate, settings.verifier)
+    gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
     fault("after-gate")
     report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
     report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
@@ -171,6 +176,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
     regenerate()  # the log entry and state carry the final figures
+    staged.flush()
 
     if not settings.dry_run:
         comp.cache.save()  # a dry run leaves nothing behind but its run folder
@@ -183,7 +189,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
         fault("after-plan")
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id)
+        # Files whose final text is what the staged folder holds are hashed from there.
+        sources = {rel: staged.root / rel for rel, text in sync.writes.items() if written.get(rel) == text}
+        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id, sources)
         report.commit = result.commit
         report.conflicts += result.conflicts
     return _finish(root, run_id, report)
@@ -216,16 +224,15 @@ def _blob_text(repo: BrainRepo, blob: str) -> str | None:
 def _write_generated(comp: Compilation, report: RunReport) -> None:
     """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md, state.json from the staged view."""
     staged = comp.staged
-    view = BrainView(staged.overlay())
-    tree = view.tree
+    view = BrainView(staged.overlay(), cards=comp.cache)
     lines = {}
     for path in view.page_paths:
-        card = comp.cache.page(path, tree.read_bytes(path), view.doc)
+        card = view.page_card(path)
         if card is not None:
             lines[path] = card["line"]
     entries = {}
     for path in view.paths_under(layout.SESSIONS_SUMMARIES + "/"):
-        card = comp.cache.summary(path, tree.read_bytes(path), view.doc)
+        card = view.summary_card(path)
         if card is not None:
             entries[path.rsplit("/", 1)[1][:-3]] = (card["started"], card["line"])
     staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
@@ -238,12 +245,8 @@ def _write_generated(comp: Compilation, report: RunReport) -> None:
             if f": {slug} " not in forget:
                 forget = forget.rstrip("\n") + "\n" + line + "\n"
         staged.write(layout.FORGET, forget)
-    state = comp.state.model_copy(deep=True)
-    state.last_run = comp.run_id
-    for path, text in staged.written.items():
-        if path != layout.STATE:
-            state.written[path] = blob_id(text.encode("utf-8"))
-    staged.write(layout.STATE, state.render())
+    written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
+    staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
 
 
 def _log_text(comp: Compilation, report: RunReport) -> str:

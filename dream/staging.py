@@ -11,7 +11,7 @@ from pathlib import Path
 
 from brain.errors import BrainError
 from brain.layout import dream_may_write, unsafe_reason
-from brain.tree import DirTree, OverlayTree, Tree
+from brain.tree import MemTree, OverlayTree, Tree
 
 
 class StagingError(BrainError):
@@ -29,19 +29,16 @@ class StagedTree:
         self.base = base
         self._written: dict[str, str] = {}
         self._dirs: set[Path] = set()
+        self._unflushed: set[str] = set()  # written or dropped since the last flush()
         self.derived_from: dict[str, str | None] = {}  # live text each staged file was computed from
 
     def write(self, rel: str, text: str) -> None:
         if not dream_may_write(rel):
             reason = unsafe_reason(rel) or "outside the paths Dream may write"
             raise StagingError(f"refused to stage {rel!r}: {reason}")
-        path = self.root / rel
-        parent = path.parent
-        if parent not in self._dirs:
-            parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(parent)
-        # The staged tree is private to the run (a crash discards it), so plain writes suffice.
-        path.write_bytes(text.encode("utf-8"))
+        # Kept in memory and written to the folder once, by flush(): a note gains sources many
+        # times in one run, and the folder is only for people inspecting a run.
+        self._unflushed.add(rel)
         if rel not in self.derived_from:
             live = self.base.read_bytes(rel).decode("utf-8", errors="replace") if self.base.exists(rel) else None
             self.derived_from[rel] = live
@@ -50,7 +47,21 @@ class StagedTree:
     def drop(self, rel: str) -> None:
         """Remove a staged file (a rejected page): the live version, if any, stays."""
         self._written.pop(rel, None)
-        (self.root / rel).unlink(missing_ok=True)
+        self._unflushed.add(rel)
+
+    def flush(self) -> None:
+        """Bring the staged folder in line with what is staged (private to the run: plain writes)."""
+        for rel in sorted(self._unflushed):
+            path = self.root / rel
+            text = self._written.get(rel)
+            if text is None:
+                path.unlink(missing_ok=True)
+                continue
+            if path.parent not in self._dirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(path.parent)
+            path.write_bytes(text.encode("utf-8"))
+        self._unflushed.clear()
 
     def read(self, rel: str) -> str | None:
         """The staged text, else the live text, else None."""
@@ -69,4 +80,6 @@ class StagedTree:
         return rel in self._written
 
     def overlay(self) -> OverlayTree:
-        return OverlayTree(self.base, DirTree(self.root))
+        """The staged files over the live tree; staged files are read from memory (they mirror
+        the staged folder: every write and drop goes through this class)."""
+        return OverlayTree(self.base, MemTree(self._written, self.root))

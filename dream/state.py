@@ -12,6 +12,8 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from brain.repo import blob_id  # noqa: F401 - re-exported: dream records what it wrote by blob id
+
 STATE_VERSION = 1
 MAX_ENTITY_SESSIONS = 3
 
@@ -43,12 +45,76 @@ class DreamState(BaseModel):
     mentions: dict[str, list[str]] = Field(default_factory=dict)  # page slug → notes of other pages naming it
     last_run: str | None = None
 
-    def render(self) -> str:
-        """Sorted, stable JSON (one key per line at the top levels) so diffs stay readable."""
+    def render(self, last_run: str | None = None, written: dict[str, str] | None = None) -> str:
+        """Sorted, stable JSON (one key per line at the top levels) so diffs stay readable.
+
+        `last_run` and `written` (more entries) are applied to the output only, so a run can
+        render its state several times without copying it."""
         data = self.model_dump(exclude_none=True)
-        for key in ("sessions", "entities", "written", "slots", "mentions"):
-            data[key] = dict(sorted(data[key].items()))
-        return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        if last_run is not None:
+            data["last_run"] = last_run
+        if written:
+            data["written"].update(written)
+        return dumps_indented(data) + "\n"
+
+
+def dumps_indented(data: object) -> str:
+    """`json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)`, byte for byte, without
+    json's pure-Python indenting encoder (state.json is megabytes on a large Brain)."""
+    out: list[str] = []
+    try:
+        _dump(data, "\n", out)
+    except _Unusual:
+        return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+    return "".join(out)
+
+
+class _Unusual(Exception):
+    """A value the fast path does not handle (floats, non-string keys): json.dumps does it."""
+
+
+_encode = json.encoder.encode_basestring  # what json uses with ensure_ascii=False
+
+
+def _dump(value: object, pad: str, out: list[str]) -> None:
+    if type(value) is str:
+        out.append(_encode(value))
+    elif type(value) is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = pad + " "
+        sep = "{" + inner
+        for key in sorted(value):
+            if type(key) is not str:
+                raise _Unusual
+            out.append(sep)
+            out.append(_encode(key))
+            out.append(": ")
+            _dump(value[key], inner, out)
+            sep = "," + inner
+        out.append(pad + "}")
+    elif type(value) is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = pad + " "
+        sep = "[" + inner
+        for item in value:
+            out.append(sep)
+            _dump(item, inner, out)
+            sep = "," + inner
+        out.append(pad + "]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif type(value) is int:
+        out.append(int.__repr__(value))
+    else:
+        raise _Unusual
 
 
 def parse_state(text: str | None) -> tuple[DreamState, str | None]:
@@ -66,6 +132,3 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def blob_id(data: bytes) -> str:
-    """The id git gives these bytes as a blob (`git hash-object`), without running git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()

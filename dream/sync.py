@@ -92,11 +92,14 @@ class SyncResult(BaseModel):
     rebased: int = 0
 
 
-def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path) -> SyncResult:
+def apply_sync(
+    root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path, sources: dict[str, Path] | None = None
+) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
     If the owner committed while the run worked, the branch moved: the plan is merged onto their
-    commit (3-way per file, their text wins on conflict) and the swap is tried again.
+    commit (3-way per file, their text wins on conflict) and the swap is tried again. `sources`
+    names files already holding exactly a write's text (the staged tree): git reads those.
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -104,7 +107,8 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
     ref = repo.git("symbolic-ref", "-q", "HEAD").strip() or "HEAD"
     writes, conflicts, rebased = dict(plan.writes), [], 0
     for _ in range(5):
-        new = _build_commit(repo, writes, message, base, run_dir)
+        known = {rel: f for rel, f in (sources or {}).items() if plan.writes.get(rel) == writes.get(rel)}
+        new = _build_commit(repo, writes, message, base, run_dir, known)
         fault("after-commit-object")
         before = {rel: _read_text(root / rel) for rel in sorted(writes)}
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, files=before)
@@ -127,7 +131,7 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
-def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path) -> str:
+def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path, known: dict[str, Path] | None = None) -> str:
     """Blobs, a tree from a private index, and a commit object: nothing visible changes yet."""
     run_dir.mkdir(parents=True, exist_ok=True)
     index = run_dir / "index"
@@ -138,8 +142,10 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     names = sorted(writes)
     files = []
     for i, rel in enumerate(names):
-        f = blobs_dir / f"{i}"
-        f.write_bytes(writes[rel].encode("utf-8"))
+        f = (known or {}).get(rel)
+        if f is None:
+            f = blobs_dir / f"{i}"
+            f.write_bytes(writes[rel].encode("utf-8"))
         files.append(str(f))
     list_file = run_dir / "blob-list"
     list_file.write_text("\n".join(files) + "\n", encoding="utf-8")
@@ -206,9 +212,20 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
             spec = Path(tmp) / "paths"
             spec.write_text("\n".join(done) + "\n", encoding="utf-8")
-            _with_index_retry(lambda: repo.git("reset", "-q", journal.new, f"--pathspec-from-file={spec}"))
+            _with_index_retry(lambda: _reset_paths(repo, journal.new, spec))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
+
+
+def _reset_paths(repo: BrainRepo, commit: str, spec: Path) -> None:
+    """The index entries of the listed paths from `commit`. --no-refresh: stat-checking every
+    other file of a large Brain is left to the owner's next git command (git < 2.37 lacks it)."""
+    try:
+        repo.git("reset", "-q", "--no-refresh", commit, f"--pathspec-from-file={spec}")
+    except BrainError as exc:
+        if "no-refresh" not in str(exc):
+            raise
+        repo.git("reset", "-q", commit, f"--pathspec-from-file={spec}")
 
 
 def _with_index_retry(action, attempts: int = 100, pause: float = 0.05):

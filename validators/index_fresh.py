@@ -8,12 +8,10 @@ Each index is read once; lines are compared with brain.render's own line functio
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from brain import layout
-from brain.page import Page
-from brain.render import index_line, session_index_line
 from brain.view import BrainView
 from validators.documents import cached
 from validators.registry import check
@@ -30,8 +28,7 @@ class _Index:
     exists: bool
     entries: list[tuple[int, str, str]]  # (line, target, line text)
     documents: dict[str, str]  # name → path of what must be listed
-    parsed: dict[str, Page]  # name → parsed document (for line freshness)
-    render: Callable[[Page], str]
+    lines: dict[str, str]  # name → its expected line, for documents that parse
 
 
 def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str, str]]]:
@@ -48,18 +45,29 @@ def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str
 
 def _indexes(view: BrainView) -> list[_Index]:
     def build() -> list[_Index]:
+        # Expected lines come from the view's cards (brain.render's own line functions, cached by
+        # content), so only documents that changed are parsed.
         pages = {p.rsplit("/", 1)[1][:-3]: p for p in view.page_paths}
-        parsed_pages = {view.pages[p].slug: view.pages[p] for p in pages.values() if p in view.pages}
+        page_lines = {}
+        for name, p in pages.items():
+            card = view.page_card(p) if layout.is_page_path(p) else None
+            if card is not None:
+                page_lines[name] = card["line"]
         summaries = {
             f.rsplit("/", 1)[1][:-3]: f for f in view.tree.files() if layout.is_summary_path(f) and not view.tree.is_symlink(f)
         }
+        summary_lines = {}
+        for name, p in summaries.items():
+            card = view.summary_card(p)
+            if card is not None:
+                summary_lines[name] = card["line"]
         out = []
-        for path, what, docs, parsed, render in (
-            (layout.KNOWLEDGE_INDEX, "page", pages, parsed_pages, index_line),
-            (layout.SESSIONS_INDEX, "session summary", summaries, dict(view.summaries), session_index_line),
+        for path, what, docs, lines in (
+            (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),
+            (layout.SESSIONS_INDEX, "session summary", summaries, summary_lines),
         ):
             exists, entries = _read_entries(view, path)
-            out.append(_Index(path, what, exists, entries, docs, parsed, render))
+            out.append(_Index(path, what, exists, entries, docs, lines))
         return out
 
     return cached(view, "indexes", build)
@@ -101,6 +109,6 @@ def stale_line(view: BrainView) -> Iterator[Item]:
                 yield idx.path, line, f"[[{target}]] is listed more than once; {_REGEN}"
                 continue
             seen.add(target)
-            doc = idx.parsed.get(target)
-            if doc is not None and text != idx.render(doc):
-                yield idx.path, line, f"line for [[{target}]] is out of date: expected '{idx.render(doc)}'; {_REGEN}"
+            expected = idx.lines.get(target)
+            if expected is not None and text != expected:
+                yield idx.path, line, f"line for [[{target}]] is out of date: expected '{expected}'; {_REGEN}"

@@ -39,7 +39,7 @@ def unresolved_link(view: BrainView) -> Iterator[Item]:
                     yield path, link.line, "[[]] links nothing; write [[slug]] or remove it"
                 continue
             hits = view.resolve(link.target)
-            if hits and all(view.doc(h) is None for h in hits):
+            if hits and not any(view.readable(h) for h in hits):
                 yield path, link.line, f"{_show(link.target)} points at {hits[0]}, which cannot be read (see its F001)"
                 continue
             if hits:
@@ -59,14 +59,17 @@ def name_clash(view: BrainView) -> Iterator[Item]:
     owners: dict[str, set[str]] = defaultdict(set)
     for path in view.page_paths:
         owners[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-    for path, page in view.pages.items():
-        for alias in page.frontmatter.aliases:
+    # Aliases come from the view's cards, so pages that did not change are not parsed.
+    aliases = {p: card["aliases"] for p in view.page_paths if (card := view.page_card(p)) is not None}
+    for path, names in aliases.items():
+        for alias in names:
             owners[alias.strip().casefold()].add(path)
-    for path, page in view.pages.items():
-        for alias in dict.fromkeys(a.strip() for a in page.frontmatter.aliases):
+    for path, names in aliases.items():
+        for alias in dict.fromkeys(a.strip() for a in names):
             others = sorted(owners[alias.casefold()] - {path})
             if alias and others:
-                yield path, page.key_lines.get("aliases", 1), (
+                page = view.doc(path)
+                yield path, page.key_lines.get("aliases", 1) if page is not None else 1, (
                     f"alias '{alias}' also names {', '.join(others)}; [[{alias}]] is ambiguous, remove or change the alias"
                 )
 

@@ -5,6 +5,8 @@ Reads the raw session files and `.dream/state.json`; writes nothing. `plan_sessi
 
 from __future__ import annotations
 
+from typing import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
@@ -33,8 +35,10 @@ class RunPlan(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-def list_session_files(tree: Tree) -> tuple[list[SessionFile], list[str]]:
-    """Every raw session with its content hash; unsafe names and symlinks are reported and skipped."""
+def list_session_files(tree: Tree, hash_of: Callable[[str], str] | None = None) -> tuple[list[SessionFile], list[str]]:
+    """Every raw session with its content hash; unsafe names and symlinks are reported and skipped.
+
+    `hash_of(rel)`, when given, supplies the hash (dream's cache: unchanged files are not read)."""
     files, problems = [], []
     prefix = layout.SESSIONS_RAW + "/"
     for rel in tree.files():
@@ -51,7 +55,8 @@ def list_session_files(tree: Tree) -> tuple[list[SessionFile], list[str]]:
         if tree.is_symlink(rel):
             problems.append(f"{rel}: is a symbolic link; copy the file into the Brain instead; skipped")
             continue
-        files.append(SessionFile(id=sid, hash=content_hash(tree.read_bytes(rel))))
+        digest = hash_of(rel) if hash_of is not None else content_hash(tree.read_bytes(rel))
+        files.append(SessionFile(id=sid, hash=digest))
     return files, problems
 
 

@@ -52,6 +52,27 @@ def test_dreams_own_paths_are_accepted(tmp_path: Path):
     )
 
 
+def test_the_staged_folder_holds_what_is_staged_after_flush(tmp_path: Path):
+    live = tmp_path / "live"
+    (live / "knowledge" / "people").mkdir(parents=True)
+    (live / "knowledge" / "people" / "ada.md").write_text("live\n", encoding="utf-8")
+    staged = StagedTree(tmp_path / "staged", DirTree(live))
+    staged.write("knowledge/people/ada.md", "first\n")
+    staged.write("knowledge/people/ada.md", "second\n")
+    staged.write("notes/ada/x.md", "note\n")
+    staged.write("notes/ada/gone.md", "dropped\n")
+    staged.drop("notes/ada/gone.md")
+    assert staged.overlay().read_bytes("knowledge/people/ada.md") == b"second\n"
+    assert staged.derived_from["knowledge/people/ada.md"] == "live\n"
+    staged.flush()
+    on_disk = {p.relative_to(staged.root).as_posix(): p.read_text(encoding="utf-8") for p in staged.root.rglob("*") if p.is_file()}
+    assert on_disk == {"knowledge/people/ada.md": "second\n", "notes/ada/x.md": "note\n"}
+    staged.drop("notes/ada/x.md")
+    staged.flush()
+    assert not (staged.root / "notes" / "ada" / "x.md").exists()
+    assert staged.overlay().read_bytes("knowledge/people/ada.md") == b"second\n"
+
+
 def test_a_huge_session_is_refused_with_its_cap_named():
     session, problems = parse_session(b"x" * (MAX_SESSION_BYTES + 1), "sessions/raw/huge.jsonl")
     assert session is None

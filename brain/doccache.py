@@ -1,0 +1,164 @@
+"""DocCards: what is derived from a document, remembered by the git blob id of its bytes.
+
+A page's names and index line, a session summary's index line: a run and its validators need
+these for every document of a large Brain, but only a few documents change per run. A card is
+looked up by path and content key; the key comes from the tree without reading the file when git
+vouches for it (`Tree.key`), else from the bytes. A stale entry (other key), a missing or corrupt
+cache file all fall back to parsing, so a cache only ever saves time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from brain.repo import blob_id
+from brain.tree import Tree
+
+Parse = Callable[[str], Any]  # path → Page | None
+
+
+class DocCards:
+    """Cards by path, each kept with the content key it was built from.
+
+    Persisted (when `folder` is set) as one JSON file per shard: raw sessions, summaries, pages,
+    and each topic's notes apart, loaded on first use and written only when they changed, so a
+    run pays only for the parts of the Brain it touches.
+    """
+
+    def __init__(self, folder: Path | None = None, version: str = "") -> None:
+        """`version` names the code that builds the cards: shards written by other code are ignored."""
+        self.folder = Path(folder) if folder is not None else None
+        self.version = version
+        self._shards: dict[str, dict[str, list]] = {}  # shard → path → [blob id, card]
+        self._dirty: set[str] = set()
+
+    def _entries(self, path: str) -> dict[str, list]:
+        name = shard_of(path)
+        entries = self._shards.get(name)
+        if entries is None:
+            entries = self._shards[name] = self._load(name)
+        return entries
+
+    def _file(self, name: str) -> Path:
+        assert self.folder is not None
+        return self.folder / (hashlib.blake2b(name.encode("utf-8"), digest_size=10).hexdigest() + ".json")
+
+    def _load(self, name: str) -> dict[str, list]:
+        if self.folder is None:
+            return {}
+        try:
+            raw = json.loads(self._file(name).read_bytes())
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+        if isinstance(raw, dict) and raw.get("version") == self.version and raw.get("shard") == name and isinstance(raw.get("entries"), dict):
+            return raw["entries"]
+        return {}
+
+    def get(self, path: str) -> list | None:
+        """The raw entry [blob id, card] of a path, if any (for tests and tools)."""
+        return self._entries(path).get(path)
+
+    def drop(self, path: str) -> None:
+        """Forget a path's card (a corrupt one is dropped, then built again)."""
+        if self._entries(path).pop(path, None) is not None:
+            self._dirty.add(shard_of(path))
+
+    def card(self, path: str, tree: Tree, build: Callable[[], dict | None]) -> dict | None:
+        """The card of `path` as it is in `tree`: the cached one when its key matches, else `build()`."""
+        key = tree.key(path) or blob_id(tree.read_bytes(path))
+        entries = self._entries(path)
+        hit = entries.get(path)
+        if type(hit) is list and len(hit) == 2 and hit[0] == key and type(hit[1]) is dict:
+            return hit[1]
+        card = build()
+        if card is not None:
+            entries[path] = [key, card]
+            self._dirty.add(shard_of(path))
+        return card
+
+    def remember(self, path: str, data: bytes, card: dict[str, Any]) -> None:
+        """A card for bytes this process is about to write: the next run finds it without parsing."""
+        self._entries(path)[path] = [blob_id(data), card]
+        self._dirty.add(shard_of(path))
+
+    def page(self, path: str, tree: Tree, parse: Parse) -> dict | None:
+        """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
+
+        def build() -> dict | None:
+            from brain.render import index_line  # jinja2: imported only when a card is built
+
+            page = parse(path)
+            if page is None:
+                return None
+            return {"title": page.frontmatter.title, "aliases": list(page.frontmatter.aliases), "line": index_line(page)}
+
+        card = self.card(path, tree, build)
+        if card is not None and not (isinstance(card.get("title"), str) and isinstance(card.get("aliases"), list) and isinstance(card.get("line"), str)):
+            self.drop(path)  # a corrupt entry: parse again
+            return self.page(path, tree, parse)
+        return card
+
+    def summary(self, path: str, tree: Tree, parse: Parse) -> dict | None:
+        """{'started', 'line'} of a session summary: its sessions/index.md line."""
+
+        def build() -> dict | None:
+            from brain.render import session_index_line
+
+            page = parse(path)
+            if page is None:
+                return None
+            return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
+
+        card = self.card(path, tree, build)
+        if card is not None and not (isinstance(card.get("started"), str) and isinstance(card.get("line"), str)):
+            self.drop(path)
+            return self.summary(path, tree, parse)
+        return card
+
+    def save(self) -> None:
+        """Write the shards that learned something (temp file + rename each)."""
+        if self.folder is None or not self._dirty:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for name in sorted(self._dirty):
+            data = {"version": self.version, "shard": name, "entries": dict(sorted(self._shards[name].items()))}
+            path = self._file(name)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+            os.replace(tmp, path)
+        self._dirty.clear()
+
+
+def shard_of(path: str) -> str:
+    """Which cache file holds a path's card: a topic's notes together, pages together, and so on."""
+    parts = path.split("/", 2)
+    if parts[0] == "notes" and len(parts) == 3:
+        return "notes/" + parts[1]
+    if parts[0] == "sessions" and len(parts) == 3:
+        return "sessions/" + parts[1]
+    return parts[0]
+
+
+_FINGERPRINTS: dict[tuple[str, ...], str] = {}
+
+
+def code_fingerprint(*packages: str) -> str:
+    """A digest of the source of the given packages (their .py files and templates), so a cache
+    built by other code (an upgrade, a local change) is not trusted."""
+    if packages not in _FINGERPRINTS:
+        import importlib.util
+
+        h = hashlib.blake2b(digest_size=16)
+        for name in packages:
+            spec = importlib.util.find_spec(name)
+            folders = list(spec.submodule_search_locations or []) if spec else []
+            for folder in folders:
+                for file in sorted(Path(folder).rglob("*")):
+                    if file.suffix in (".py", ".j2") and file.is_file():
+                        h.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+        _FINGERPRINTS[packages] = h.hexdigest()
+    return _FINGERPRINTS[packages]

@@ -1,0 +1,185 @@
+"""Caches only ever save time: a run with its cache missing, corrupt or stale commits the same tree
+as a run with a warm one, and git's word on which files are unchanged is taken only where it holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from nadia_runs import add_session, copy_brain, dream, files_of, git
+
+from brain.doccache import DocCards
+from brain.repo import blob_id, worktree_keys
+from brain.tree import DirTree
+from brain.view import BrainView
+from dream.compile import DocCache
+
+CACHE = Path(".dream/cache/cards")
+NEW_TURNS = [
+    ("user", "I moved to Lisbon last month and I now work at Harbor Studio as a designer."),
+    ("assistant", "Noted."),
+    ("user", "My manager at Harbor Studio is Ines Costa."),
+]
+
+
+def _committed(root: Path) -> dict[str, bytes]:
+    """Every file of HEAD's tree (what the run committed)."""
+    out = {}
+    for rel in git(root, "ls-tree", "-r", "--name-only", "HEAD").split("\n"):
+        if rel:
+            out[rel] = (root / rel).read_bytes()
+    return out
+
+
+def _next_run(root: Path) -> dict[str, bytes]:
+    add_session(root, "2026-07-20-moving", "2026-07-20T09:00:00+00:00", NEW_TURNS)
+    report = dream(root, "2026-07-21T02:00:00Z")
+    assert report.commit
+    return _committed(root)
+
+
+def _shards(root: Path) -> list[Path]:
+    files = sorted((root / CACHE).glob("*.json"))
+    assert len(files) > 5
+    return files
+
+
+def _corrupt(root: Path) -> None:
+    for i, f in enumerate(_shards(root)):
+        f.write_bytes(b"{not json" if i % 2 else b"\xff\xfe")
+
+
+def _missing(root: Path) -> None:
+    shutil.rmtree(root / CACHE)
+
+
+def _rewrite(root: Path, change) -> None:
+    for f in _shards(root):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        data["entries"] = {p: change(e) for p, e in data["entries"].items()}
+        f.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _wrong_shapes(root: Path) -> None:
+    # Right keys, cards of the wrong shape: each must be rebuilt, not trusted.
+    _rewrite(root, lambda e: [e[0], {"bogus": 1}])
+
+
+def _bad_notes(root: Path) -> None:
+    # Right keys and shape, a note that does not validate: rebuilt from the file.
+    _rewrite(root, lambda e: [e[0], {"note": {"path": 1}, "key": "x"}] if "note" in e[1] else e)
+
+
+def _stale(root: Path) -> None:
+    # Keys that no file has any more: every card is built again from the file.
+    _rewrite(root, lambda e: ["0" * 40, e[1]])
+
+
+def _other_code(root: Path) -> None:
+    # Cards built by other code (an upgrade): the whole cache is ignored, even with wrong cards.
+    for f in _shards(root):
+        data = json.loads(f.read_text(encoding="utf-8"))
+        data["version"] = "older-code"
+        data["entries"] = {p: [e[0], {"title": "x", "aliases": [], "line": "x", "started": "", "sha256": "0" * 64}] for p, e in data["entries"].items()}
+        f.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.mark.parametrize("spoil", [_missing, _corrupt, _wrong_shapes, _bad_notes, _stale, _other_code], ids=lambda f: f.__name__.strip("_"))
+def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_path: Path, spoil):
+    assert (compiled_copy / CACHE).is_dir()
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    warm = _next_run(compiled_copy)
+    spoil(other)
+    assert _next_run(other) == warm
+
+
+def test_a_cache_from_an_older_brain_is_not_trusted_for_changed_files(compiled_copy: Path, tmp_path: Path):
+    old_cache = tmp_path / "old-cache"
+    shutil.copytree(compiled_copy / CACHE, old_cache)
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    _next_run(compiled_copy)
+    add_session(compiled_copy, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
+    dream(compiled_copy, "2026-07-23T02:00:00Z")
+    _next_run(other)
+    shutil.rmtree(other / CACHE)
+    shutil.copytree(old_cache, other / CACHE)  # the cache of two runs ago
+    add_session(other, "2026-07-22-tea", "2026-07-22T09:00:00+00:00", [("user", "I prefer green tea over coffee now.")])
+    dream(other, "2026-07-23T02:00:00Z")
+    assert _committed(other) == _committed(compiled_copy)
+
+
+def test_an_uncommitted_owner_edit_is_read_not_taken_from_git(compiled_copy: Path):
+    page = next((compiled_copy / "knowledge" / "organizations").glob("*.md"))
+    text = page.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1)
+    page.write_text(text, encoding="utf-8")
+    keys = worktree_keys(compiled_copy)
+    rel = page.relative_to(compiled_copy).as_posix()
+    assert rel not in keys
+    view = BrainView(DirTree(compiled_copy, keys=keys), cards=DocCache(compiled_copy / CACHE))
+    assert view.page_card(rel)["title"].startswith("Renamed ")
+
+
+def test_worktree_keys_are_blob_ids_of_unchanged_tracked_files(tmp_path: Path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    for name in ("same.md", "edited.md", "hidden.md", "staged.md"):
+        (root / name).write_text(f"{name}\n", encoding="utf-8")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "files")
+    (root / "edited.md").write_text("changed\n", encoding="utf-8")
+    (root / "hidden.md").write_text("changed too\n", encoding="utf-8")
+    git(root, "update-index", "--assume-unchanged", "hidden.md")
+    (root / "staged.md").write_text("staged\n", encoding="utf-8")
+    git(root, "add", "staged.md")
+    (root / "untracked.md").write_text("new\n", encoding="utf-8")
+    keys = worktree_keys(root)
+    assert keys == {"same.md": blob_id(b"same.md\n"), "staged.md": blob_id(b"staged\n")}
+    assert git(root, "hash-object", "same.md").strip() == keys["same.md"]
+    (root / ".gitattributes").write_text("*.md text eol=crlf\n", encoding="utf-8")
+    assert worktree_keys(root) == {}  # filters may make bytes differ from blobs: trust nothing
+    assert worktree_keys(tmp_path) == {}  # not a repository
+
+
+def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
+    root = tmp_path / "brain"
+    rel = "knowledge/people/ada.md"
+    page = root / rel
+    page.parent.mkdir(parents=True)
+    page.write_text("---\ntitle: Ada\ntype: person\naliases: [A.]\nsummary: A friend.\n---\n# Ada\n", encoding="utf-8")
+    folder = tmp_path / "cards"
+    view = BrainView(DirTree(root), cards=DocCards(folder))
+    card = view.page_card(rel)
+    assert card == {"title": "Ada", "aliases": ["A."], "line": "- [[ada|Ada]]: A friend."}
+    view.cards.save()
+    assert DocCards(folder).get(rel) == [blob_id(page.read_bytes()), card]
+    assert DocCards(folder, version="other").get(rel) is None
+    page.write_text(page.read_text(encoding="utf-8").replace("A friend.", "An old friend."), encoding="utf-8")
+    fresh = BrainView(DirTree(root), cards=DocCards(folder))
+    assert fresh.page_card(rel)["line"] == "- [[ada|Ada]]: An old friend."
+    for f in folder.glob("*.json"):
+        f.write_bytes(b"\xff\xfe garbage")
+    assert DocCards(folder).get(rel) is None
+
+
+def test_state_renders_exactly_as_json_dumps():
+    import random
+
+    from dream.state import dumps_indented
+
+    rnd = random.Random(1)
+
+    def value(depth: int):
+        c = rnd.random()
+        if depth > 3 or c < 0.3:
+            return rnd.choice(["a", 'é"\\\n\u2028x', "", 0, -5, 10**20, True, False, None, "zz\x00", 1.5])
+        if c < 0.6:
+            return [value(depth + 1) for _ in range(rnd.randint(0, 3))]
+        return {rnd.choice(["k", "é", "a b", '"q', ""]) + str(rnd.randint(0, 9)): value(depth + 1) for _ in range(rnd.randint(0, 4))}
+
+    for _ in range(2000):
+        data = value(0)
+        assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
+    assert dumps_indented({1: 2}) == json.dumps({1: 2}, indent=1, sort_keys=True, ensure_ascii=False)
