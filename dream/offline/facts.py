@@ -92,9 +92,14 @@ _KNOWN_CACHE: list = [None, None]
 
 
 def _known_types(known: list[EntityRef]) -> dict[str, str]:
-    """Folded name → type of the known entities; the list object is reused across sessions of a run."""
-    if _KNOWN_CACHE[0] is not known:
-        _KNOWN_CACHE[:] = [known, {fold_name(n): k.type for k in known for n in (k.title, *k.aliases)}]
+    """Folded name → type of the known entities, rebuilt only when they changed.
+
+    Each request gets a new list (pydantic copies it) holding the same EntityRef objects while the
+    resolver learns nothing, so the key is the objects' ids; the cache keeps the old list alive, so
+    no id can be reused by a new object while it is the key."""
+    key = tuple(map(id, known))
+    if _KNOWN_CACHE[0] != key:
+        _KNOWN_CACHE[:] = [key, {fold_name(n): k.type for k in known for n in (k.title, *k.aliases)}, known]
     return _KNOWN_CACHE[1]
 
 
