@@ -18,7 +18,9 @@ RACES = 8  # bench/races.py runs hundreds
 def owner_commit(root: Path, rel: str, line: str) -> None:
     """Append a line and commit it, retrying while Dream's git holds a lock (index or branch ref).
 
-    A person committing by hand would see the same "Unable to create '….lock'" and try again.
+    A person committing by hand would see the same "Unable to create '….lock'" (or "cannot lock
+    ref 'HEAD': is at X but expected Y", when Dream's update-ref moved the branch between git's
+    read and its write) and try again.
     """
     with open(root / rel, "a", encoding="utf-8") as fh:
         fh.write(f"\n{line}\n")
@@ -26,7 +28,7 @@ def owner_commit(root: Path, rel: str, line: str) -> None:
         done = subprocess.run(["git", "commit", "-q", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
         if done.returncode == 0:
             return
-        if ".lock" not in done.stderr:
+        if ".lock" not in done.stderr and "cannot lock ref" not in done.stderr:
             raise AssertionError(done.stderr)
         time.sleep(0.01)
     raise AssertionError("could not commit: git locks held for too long")
