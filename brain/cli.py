@@ -387,6 +387,8 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--budgets", default="500,1000,2000", show_default=True, metavar="TOKENS,…", help="Packet budgets to measure.")
 @click.option("--backend", default="offline", show_default=True, help="Dream backend that compiles the Brains.")
+@click.option("--model", default=None, metavar="NAME", help="Model of the compiling --backend (default: the backend's own).")
+@click.option("--base-url", default=None, metavar="URL", help="Server of the compiling --backend (openai: e.g. http://localhost:11434/v1).")
 @click.option("--answer", "answer", default=None, metavar="BACKEND",
               help="Also answer each question from each packet and judge the answer with this backend (offline, anthropic, openai).")
 @click.option("--answer-budgets", default=None, metavar="TOKENS,…", help="Answer at these of the --budgets only (default: all).")
@@ -400,7 +402,8 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
               help="Also write PREFIX.json and PREFIX.md.")
 @embedder_option
 @json_option
-def eval_(benchmark: str, file: Path, budgets: str, backend: str, answer: str | None, answer_budgets: str | None,
+def eval_(benchmark: str, file: Path, budgets: str, backend: str, model: str | None, base_url: str | None,
+          answer: str | None, answer_budgets: str | None,
           answer_model: str | None, answer_base_url: str | None, workdir: Path | None, reuse: bool, limit: int | None,
           save: Path | None, embedder: str | None, as_json: bool) -> None:
     """Measure context packets on LoCoMo or LongMemEval.
@@ -430,7 +433,8 @@ def eval_(benchmark: str, file: Path, budgets: str, backend: str, answer: str | 
         with click.progressbar(length=total, label=f"eval {benchmark}", file=sys.stderr) as bar:
             report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
                               reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n),
-                              answer=answer, answer_options=options, answer_budgets=answered)
+                              answer=answer, answer_options=options, answer_budgets=answered,
+                              backend_options=LLMOptions(model=model, base_url=base_url))
     except BackendError as exc:
         hint = f"set {exc.env}, or use the offline backend" if isinstance(exc, NeedsKeyError) else exc.hint
         raise BrainError(str(exc), hint) from None

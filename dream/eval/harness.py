@@ -90,11 +90,12 @@ class EvalReport(BaseModel):
 def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: str = "offline", embedder: str = "auto",
              workdir: Path | None = None, reuse: bool = False, limit: int | None = None,
              progress: Progress | None = None, answer: str | None = None, answer_options=None,
-             answer_budgets: tuple[int, ...] | None = None) -> EvalReport:
+             answer_budgets: tuple[int, ...] | None = None, backend_options=None) -> EvalReport:
     """Evaluate packets on a LoCoMo or LongMemEval file.
 
     `workdir` keeps the compiled Brains (one folder per conversation); with `reuse`, a Brain already
-    compiled there is measured as it is instead of being compiled again. With `answer` (a backend
+    compiled there is measured as it is instead of being compiled again. `backend_options` (a
+    dream.settings.LLMOptions: model, base_url) configure the compiling backend. With `answer` (a backend
     name; `answer_options` a dream.settings.LLMOptions), every system's packet at `answer_budgets`
     (default: all budgets) is answered and judged for each question that has a gold answer.
     """
@@ -122,7 +123,7 @@ def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: 
             if reuse and (root / "knowledge").is_dir():
                 report.reused += 1
             else:
-                _compile(data, key, root, backend, max(c.now for c in cases if c.brain == key))
+                _compile(data, key, root, backend, max(c.now for c in cases if c.brain == key), backend_options)
             report.sessions += len(list((root / "sessions" / "raw").glob("*.jsonl")))
             report.compile_seconds += time.perf_counter() - t0
             if progress:
@@ -150,7 +151,7 @@ def steps(fmt: str, path: Path, limit: int | None = None, answer_budgets: int = 
     return len({c.brain for c in cases}) + len(cases) + answered
 
 
-def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
+def _compile(data: Dataset, key: str, root: Path, backend: str, now, options=None) -> None:
     from brain.scaffold import init_brain
     from dream.backends import get_backend
     from dream.importers import import_path
@@ -164,7 +165,7 @@ def _compile(data: Dataset, key: str, root: Path, backend: str, now) -> None:
     source.write_text(json.dumps(data.brains[key]), encoding="utf-8")
     import_path(data.name, source, root)
     source.unlink()
-    run(load_settings(root, backend=backend, now=f"{now.isoformat()}T23:59:00Z"), get_backend(backend))
+    run(load_settings(root, backend=backend, now=f"{now.isoformat()}T23:59:00Z"), get_backend(backend, options))
 
 
 def _score_brain(root: Path, cases: list[EvalCase], budgets: tuple[int, ...], embedder: str, report: EvalReport,

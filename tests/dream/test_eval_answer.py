@@ -284,3 +284,21 @@ def test_without_a_key_the_eval_stops_before_compiling(tmp_path):
     assert result.stderr.endswith("error: the anthropic backend needs an API key, and ANTHROPIC_API_KEY is not set\n"
                                   "hint: set ANTHROPIC_API_KEY, or use the offline backend\n")
     assert not (work / "conv-90").exists()
+
+
+def test_eval_compiles_with_a_network_backend_and_its_model(tmp_path):
+    stub = Stub("openai")
+    try:
+        result = CliRunner().invoke(main, ["eval", "locomo", str(LOCOMO), "--budgets", "200", "--backend", "openai",
+                                           "--model", "llama3.1:8b", "--base-url", stub.base_url, "--embedder", "none",
+                                           "--workdir", str(tmp_path / "work"), "--json"])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["backend"] == "openai" and report["brains"] == 1 and report["questions"] == 4
+        tasks = {s.task for s in stub.seen}
+        assert {"summarize", "extract_facts"} <= tasks and all(s.body["model"] == "llama3.1:8b" for s in stub.seen)
+        assert "- backend: openai (llama3.1:8b); tokens: " in (tmp_path / "work" / "conv-90" / "knowledge" / "log.md").read_text()
+    finally:
+        stub.close()
+    missing = CliRunner().invoke(main, ["eval", "locomo", str(LOCOMO), "--budgets", "200", "--backend", "openai"])
+    assert missing.exit_code != 0 and "needs a model" in missing.output
