@@ -60,7 +60,8 @@ class OfflineBackend(ModelBackend):
     def write_page(self, req: WritePageRequest) -> PageDraft:
         lines = [f"# {req.title}", ""]
         names = {n: s for n, s in req.names.items() if s != req.slug}
-        for heading, facts in _sections(req):
+        sections = _sections(req)
+        for heading, facts in sections:
             dated = heading not in _BY_OBSERVED
             key = (lambda f: (f.event_date or f.observed, f.observed)) if dated else (lambda f: f.observed)
             shown = sorted(facts, key=key)[-MAX_PER_SECTION:]
@@ -87,7 +88,7 @@ class OfflineBackend(ModelBackend):
             if len(req.related) > len(shown_related):
                 lines.append(f"- … and {len(req.related) - len(shown_related)} more (brain backlinks {req.slug})")
             lines.append("")
-        return PageDraft(summary=page_summary(req), body="\n".join(lines).rstrip("\n") + "\n")
+        return PageDraft(summary=page_summary(req, sections), body="\n".join(lines).rstrip("\n") + "\n")
 
     def verify(self, req: VerifyRequest) -> Verdict:
         return lexical_verdict(req.claim, req.evidence)
@@ -139,7 +140,7 @@ def _cites(fact: PageFact) -> str:
     return "".join(f"[cite:{n}]" for n in fact.cites)
 
 
-def page_summary(req: WritePageRequest) -> str:
+def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]]] | None = None) -> str:
     """One line for the index: what the thing is ("X is a …"), else who they are now (employer, home),
     else — for a person — the life themes their page covers, else their newest fact."""
     names = (req.title, *req.aliases)
@@ -152,7 +153,7 @@ def page_summary(req: WritePageRequest) -> str:
     for pool, index in ((own, 0), (roles, -1), (defining, 0)):
         if pool:
             return _short(pool[index].statement)
-    themes = [h.lower() for h, facts in _sections(req) if h in _THEME_HEADINGS and facts]
+    themes = [h.lower() for h, facts in (sections if sections is not None else _sections(req)) if h in _THEME_HEADINGS and facts]
     if themes:  # a person known through many small facts: say what the page covers
         return _short(f"{req.title}: " + ", ".join(themes[:4]) + (" and more" if len(themes) > 4 else "") + ".")
     for pool in (about, req.current):

@@ -46,6 +46,7 @@ def words(text: str) -> list[str]:
     return _WORD_RE.findall(text)
 
 
+@functools.lru_cache(maxsize=65536)  # a pure function of a word; conversations reuse few words a lot
 def stem(word: str) -> str:
     """A light suffix stripper, enough to match 'workshops'/'workshop', 'prefers'/'prefer'."""
     w = word.lower().replace("’", "'").removesuffix("'s")
