@@ -32,8 +32,7 @@ LANES = ("standing", "index", "pages", "cards", "turns")
 LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "pages": "## Pages",
                  "cards": "## Memory cards", "turns": "## Evidence turns"}
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
-EXCHANGES = True
-GROUPS = True
+EXCHANGES = True  # neighbouring turns share a header (tests switch it off to count single turns)
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -226,7 +225,7 @@ class ContextBuilder:
             elif lane == "turns" and EXCHANGES and (group := _exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
                 covered.setdefault(hit.ref, group)
-            elif lane == "pages" and GROUPS and (group := _section_for(cand, state)) is not None and state.join(group, cand, cap):
+            elif lane == "pages" and (group := _section_for(cand, state)) is not None and state.join(group, cand, cap):
                 seen[key] = group
                 for c in hit.cites:
                     covered.setdefault(c, group)
@@ -241,16 +240,14 @@ class ContextBuilder:
         cites = _cite_note(hit.cites, dates)
         if lane == "cards":
             statement = _CITE_MARK_RE.sub("", plain(hit.text)).strip()
-            seen_on = str(hit.meta.get("observed") or "")[:10]
-            if seen_on and cites.endswith(f" {seen_on})"):
-                cites = cites[: -len(seen_on) - 2] + ")"  # the card says when it was seen already
+            cites = _without_date(cites, str(hit.meta.get("observed") or "")[:10])  # the card says when it was seen
             text, cut = render_card(hit.meta, hit.confidence, statement, cites, hit.brief(), now, max_tokens)
             if cut:
                 reason += "; statement shortened"
         else:
             body = _CITE_MARK_RE.sub("", plain(hit.text)).strip().removeprefix("- ").removeprefix("* ")
-            if body[:10] and cites.endswith(f" {body[:10]})") and _DATED_RE.match(body):
-                cites = cites[: -len(body[:10]) - 2] + ")"  # the line says its date already
+            if _DATED_RE.match(body):
+                cites = _without_date(cites, body[:10])  # the line says its date already
             text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
         cand = _Cand(lane, hit.ref, text, list(hit.cites), reason)
         cand.score = hit.score
@@ -276,42 +273,6 @@ class ContextBuilder:
 class _Packer:
     """Admission bookkeeping: the tokens left, per-lane use, and every candidate in order."""
 
-    def join(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
-        """Add the statement `cand` to the admitted statement `group` of the same page section when the
-        longer item fits: the "page › heading" title is printed once."""
-        lines = group.lines + cand.lines
-        text = f"{group.title}: " + " · ".join(lines)
-        need = estimate_tokens(text) - group.tokens
-        lane_room = None if lane_cap is None else lane_cap - self.used_in("pages")
-        if need > self.left or (lane_room is not None and need > lane_room):
-            return False
-        group.text, group.tokens, group.lines = text, estimate_tokens(text), lines
-        group.ref += "," + cand.ref.partition("#")[2]
-        group.cites = group.cites + [c for c in cand.cites if c not in group.cites]
-        group.reason += f"; with {cand.ref.partition('#')[2]}: {cand.reason}"
-        self.left -= need
-        self._lane_used["pages"] = self.used_in("pages") + need
-        return True
-
-    def merge(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
-        """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
-        longer item fits: one header for both. `cand` is then not an item of its own."""
-        shown = sorted(group.shown + cand.shown)
-        sid = group.cites[0].removeprefix("session:").rpartition("#t")[0]
-        first, last = shown[0][0], shown[-1][0]
-        text = f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown)
-        need = estimate_tokens(text) - group.tokens
-        lane_room = None if lane_cap is None else lane_cap - self.used_in("turns")
-        if need > self.left or (lane_room is not None and need > lane_room):
-            return False
-        group.text, group.tokens, group.shown = text, estimate_tokens(text), shown
-        group.ref = f"session:{sid}#t{first}-t{last}"
-        group.cites = [f"session:{sid}#t{n}" for n, _ in shown]
-        group.reason += f"; with t{cand.shown[0][0]}: {cand.reason}"
-        self.left -= need
-        self._lane_used["turns"] = self.used_in("turns") + need
-        return True
-
     def __init__(self, avail: int) -> None:
         self.avail = avail
         self.left = avail
@@ -324,21 +285,56 @@ class _Packer:
     def used_in(self, lane: str) -> int:
         return self._lane_used.get(lane, 0)
 
+    def _take(self, lane: str, need: int, lane_cap: int | None) -> str:
+        """Charge `need` tokens to `lane` when they fit what is left and the lane's cap; else why not."""
+        lane_room = None if lane_cap is None else lane_cap - self.used_in(lane)
+        if need > self.left:
+            return f"needs {need} tokens, {self.left} left in the budget"
+        if lane_room is not None and need > lane_room:
+            return f"needs {need} tokens, {max(lane_room, 0)} left in the {lane} lane's share"
+        self.left -= need
+        self._lane_used[lane] = self.used_in(lane) + need
+        return ""
+
     def offer(self, cand: _Cand, lane_cap: int | None) -> bool:
         """Admit `cand` when it fits what is left (and its lane's cap); else record why not."""
         if cand not in self.cands:
             self.cands.append(cand)
-        need = cand.tokens + self.overhead(cand.lane)
-        lane_room = None if lane_cap is None else lane_cap - self.used_in(cand.lane)
-        if need > self.left:
-            cand.why_not = f"needs {need} tokens, {self.left} left in the budget"
+        cand.why_not = self._take(cand.lane, cand.tokens + self.overhead(cand.lane), lane_cap)
+        cand.admitted = not cand.why_not
+        return cand.admitted
+
+    def _grow(self, group: _Cand, text: str, lane_cap: int | None) -> bool:
+        """Replace the admitted `group`'s text by the longer `text` when the difference fits."""
+        if self._take(group.lane, estimate_tokens(text) - group.tokens, lane_cap):
             return False
-        if lane_room is not None and need > lane_room:
-            cand.why_not = f"needs {need} tokens, {max(lane_room, 0)} left in the {cand.lane} lane's share"
+        group.text, group.tokens = text, estimate_tokens(text)
+        return True
+
+    def join(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
+        """Add the statement `cand` to the admitted statement `group` of the same page section when the
+        longer item fits: the "page › heading" title is printed once."""
+        lines = group.lines + cand.lines
+        if not self._grow(group, f"{group.title}: " + " · ".join(lines), lane_cap):
             return False
-        cand.admitted, cand.why_not = True, ""
-        self.left -= need
-        self._lane_used[cand.lane] = self.used_in(cand.lane) + need
+        group.lines = lines
+        group.ref += "," + cand.ref.partition("#")[2]
+        group.cites = group.cites + [c for c in cand.cites if c not in group.cites]
+        group.reason += f"; with {cand.ref.partition('#')[2]}: {cand.reason}"
+        return True
+
+    def merge(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
+        """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
+        longer item fits: one header for both. `cand` is then not an item of its own."""
+        shown = sorted(group.shown + cand.shown)
+        sid = group.cites[0].removeprefix("session:").rpartition("#t")[0]
+        first, last = shown[0][0], shown[-1][0]
+        if not self._grow(group, f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown), lane_cap):
+            return False
+        group.shown = shown
+        group.ref = f"session:{sid}#t{first}-t{last}"
+        group.cites = [f"session:{sid}#t{n}" for n, _ in shown]
+        group.reason += f"; with t{cand.shown[0][0]}: {cand.reason}"
         return True
 
 
@@ -431,6 +427,11 @@ def _window(text: str, terms: list[str], tokens: int) -> str:
         return ("… " if start else "") + body
     body = " ".join(sentences[start:end])
     return ("… " if start else "") + body + (marker if end < len(sentences) else "")
+
+
+def _without_date(cites: str, date: str) -> str:
+    """`(s1#t3 2023-05-08)` → `(s1#t3)` when the item already shows that date."""
+    return cites[: -len(date) - 2] + ")" if date and cites.endswith(f" {date})") else cites
 
 
 def _turn_number(ref: str) -> int:

@@ -44,10 +44,8 @@ DENSE_WEIGHT = 0.5
 EXPANSION_WEIGHT = 0.5
 REPLY_WEIGHT = 0.5
 PROMPT_WEIGHT = 0.2
-CONVERSATION_POOL = 100
+CONVERSATION_POOL = 100  # the best turns whose neighbours are raised
 NEIGHBOUR_CAP = 0.99  # a turn raised only by its neighbour stays just below it
-NEIGHBOUR_CAP = 0.99  # a raised turn stays just below the turn that raised it
-CAP = True  # the best turns whose neighbours are raised
 SUPERSEDED_FACTOR = 0.5
 NAME_ONLY = 0.3  # a hit that matched only the names of the query's people
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
@@ -255,7 +253,7 @@ class Searcher:
         return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
 
     def _conversation_boost(self, scored: list[tuple[float, int]], light: dict[int, Light], exclude: tuple[str, ...],
-                            terms: list[str] | None = None) -> dict[int, str]:
+                            terms: list[str]) -> dict[int, str]:
         """Raise the neighbours of matching turns in a conversation between people (in place).
 
         When two people talk, the answer to a matching question is the next turn, and it often

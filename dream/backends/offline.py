@@ -140,7 +140,7 @@ def _cites(fact: PageFact) -> str:
     return "".join(f"[cite:{n}]" for n in fact.cites)
 
 
-def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]]] | None = None) -> str:
+def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]]]) -> str:
     """One line for the index: what the thing is ("X is a …"), else who they are now (employer, home),
     else — for a person — the life themes their page covers, else their newest fact."""
     names = (req.title, *req.aliases)
@@ -153,7 +153,7 @@ def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]
     for pool, index in ((own, 0), (roles, -1), (defining, 0)):
         if pool:
             return _short(pool[index].statement)
-    themes = [h.lower() for h, facts in (sections if sections is not None else _sections(req)) if h in _THEME_HEADINGS and facts]
+    themes = [h.lower() for h, facts in sections if h in _THEME_HEADINGS and facts]
     if themes:  # a person known through many small facts: say what the page covers
         return _short(f"{req.title}: " + ", ".join(themes[:4]) + (" and more" if len(themes) > 4 else "") + ".")
     for pool in (about, req.current):

@@ -222,12 +222,9 @@ def small_talk(sentence: str, listeners: tuple[str, ...]) -> bool:
     or a bare reaction ("Thanks so much!"), with nothing in the first person: not a fact about anyone."""
     if _FIRST_PERSON_RE.search(sentence):
         return False
-    bare = sentence
-    for name in listeners:
-        bare, hits = re.subn(rf"(?:^|,\s*)\b{re.escape(name)}\b\s*(?:[,!.]+|$)", " ", bare)
-        if hits:
-            return True
-    return bool(_REACTION_RE.match(_LEAD_ADVERB_RE.sub("", bare.strip(" ,"))))
+    if any(re.search(rf"(?:^|,\s*)\b{re.escape(name)}\b\s*(?:[,!.]+|$)", sentence) for name in listeners):
+        return True
+    return bool(_REACTION_RE.match(_LEAD_ADVERB_RE.sub("", sentence.strip(" ,"))))
 
 
 def listeners_of(session: Session, owner: str | None) -> dict[str, tuple[str, ...]]:
