@@ -7,13 +7,13 @@ small deterministic embedder instead of patching this module.
 wordllama workaround (0.4.0.post1): `WordLlama.load()` looks for its bundled tokenizer under
 `wordllama/tokenizer/` while the wheel ships it under `wordllama/tokenizers/`, so it falls back to
 a Hugging Face download (or fails with `disable_download=True`). We read the bundled weights and
-tokenizer files ourselves and build `WordLlamaInference` directly: nothing is fetched or cached.
-Importing wordllama also calls `logging.basicConfig(level=INFO)`; the root logger is restored.
+tokenizer files ourselves and pool the token vectors as `WordLlamaInference.embed` does, without
+importing the package (its `__init__` costs ~0.9 s and calls `logging.basicConfig`): nothing is
+fetched, cached or logged.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -37,33 +37,47 @@ class EmbedderUnavailable(Exception):
 
 
 class WordLlamaEmbedder:
-    """wordllama l2_supercat at 256 dimensions (16 MB of weights inside the wheel)."""
+    """wordllama l2_supercat at 256 dimensions (16 MB of weights inside the wheel).
+
+    The vectors are wordllama's (`WordLlamaInference.embed(texts, norm=True, batch_size=256)`:
+    token vectors averaged over the attention mask, then scaled to unit length), computed here from
+    the wheel's own weight and tokenizer files. Importing the `wordllama` package costs about 0.9 s
+    (its `__init__` pulls in requests, its config loader and a `logging.basicConfig` call) and a
+    one-shot `brain search` would pay it every time; the inference itself needs only numpy,
+    tokenizers and safetensors. tests/brain/test_search_embed.py checks the vectors against
+    wordllama's own class.
+    """
 
     name = "wordllama-l2_supercat-256"
     dim = 256
     MAX_CHARS = 2000  # averaged token vectors: a longer text adds cost, not meaning
+    BATCH = 256
 
     def __init__(self) -> None:
-        root = logging.getLogger()
-        handlers, level = list(root.handlers), root.level
-        try:
-            from importlib import resources
+        import sys
+        from importlib.util import find_spec
+        from pathlib import Path
 
+        blocked = "wordllama" in sys.modules and sys.modules["wordllama"] is None  # tests block it this way
+        spec = None if blocked else find_spec("wordllama")
+        try:
+            import numpy as np
             from safetensors import safe_open
             from tokenizers import Tokenizer
-            from wordllama import WordLlamaInference
         except ImportError as exc:
             raise EmbedderUnavailable(f"wordllama is not installed ({exc.name}); `pip install wordllama==0.4.0.post1`") from None
-        finally:
-            root.handlers[:], root.level = handlers, level
-        base = resources.files("wordllama")
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbedderUnavailable("wordllama is not installed; `pip install wordllama==0.4.0.post1`")
+        base = Path(list(spec.submodule_search_locations)[0])
         weights = base / "weights" / "l2_supercat_256.safetensors"
         tokenizer = base / "tokenizers" / "l2_supercat_tokenizer_config.json"
         if not (weights.is_file() and tokenizer.is_file()):
             raise EmbedderUnavailable("this wordllama build does not ship l2_supercat_256; install wordllama==0.4.0.post1")
         with safe_open(str(weights), framework="np", device="cpu") as f:
-            matrix = f.get_tensor("embedding.weight")
-        self._model = WordLlamaInference(matrix, Tokenizer.from_file(str(tokenizer)))
+            self._matrix = np.ascontiguousarray(f.get_tensor("embedding.weight").astype(np.float32))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.enable_padding()
+        self._tokenizer.no_truncation()
 
     def embed(self, texts: list[str]) -> "np.ndarray":
         import numpy as np
@@ -71,8 +85,18 @@ class WordLlamaEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[: self.MAX_CHARS] if t.strip() else "." for t in texts]
-        vecs = np.asarray(self._model.embed(clipped, norm=True, batch_size=256), dtype=np.float32)
-        return np.nan_to_num(vecs)
+        out = np.empty((len(clipped), self._matrix.shape[1]), dtype=np.float32)
+        for i in range(0, len(clipped), self.BATCH):
+            encoded = self._tokenizer.encode_batch(clipped[i : i + self.BATCH], is_pretokenized=False, add_special_tokens=False)
+            ids = np.array([e.ids for e in encoded], dtype=np.int32)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.float32)
+            np.clip(ids, 0, self._matrix.shape[0] - 1, out=ids)
+            tokens = self._matrix[ids]
+            total = np.maximum(mask.sum(axis=1, keepdims=True), 1.0).astype(np.float32)
+            pooled = np.sum(tokens * mask[..., np.newaxis], axis=1, dtype=np.float32) / total
+            pooled /= np.linalg.norm(pooled, axis=1, keepdims=True)
+            out[i : i + len(encoded)] = pooled
+        return np.nan_to_num(out)
 
 
 class MiniLMEmbedder:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from brain.embed import Embedder
 
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
+VECTORS_DIR = f"{layout.CACHE}/search-vectors"  # the vector matrix as .npy files, for one-shot calls (see matrix())
 SCHEMA_VERSION = "4"
 EMBED_BATCH = 512
 CONTEXT_WEIGHT = 0.4  # bm25 weight of a turn's context column: the turn it answers (see _insert_chunks)
@@ -198,7 +199,13 @@ class SearchIndex:
         return [r[0] for r in self.conn.execute(sql, [*params, limit])]
 
     def matrix(self) -> tuple["np.ndarray", "np.ndarray", "np.ndarray", "np.ndarray"]:
-        """(ids, unit vectors, kinds, paths) of every embedded chunk; cached per index generation."""
+        """(ids, unit vectors, kinds, paths) of every embedded chunk; cached per index generation.
+
+        Reading 100,000 vectors out of SQLite takes about a second, so a one-shot `brain search`
+        would pay it on every call: the matrix is also kept as `.npy` files under VECTORS_DIR,
+        named by the index's instance and generation, and memory-mapped from there. A snapshot
+        that is missing, stale or unreadable is rebuilt from SQLite; it is a cache of a cache.
+        """
         import numpy as np
 
         gen = self._meta("generation") or "0"
@@ -206,15 +213,20 @@ class SearchIndex:
         hit = _VECTOR_CACHE.get(key)
         if hit is None:
             dim = self.embedder.dim if self.embedder else 0
-            rows = self.conn.execute("SELECT c.id, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id").fetchall()
-            blob = b"".join(r[0] for r in self.conn.execute("SELECT vec FROM vectors ORDER BY id"))
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
-            kinds = np.array([r[1] for r in rows], dtype=object)
-            paths = np.array([r[2] for r in rows], dtype=object)
+            name = f"{self._meta('instance') or 'legacy'}-{gen}-{hashlib.blake2b(str(self._meta('embedder')).encode(), digest_size=4).hexdigest()}"
+            hit = _load_vectors(self.root / VECTORS_DIR / name, dim)
+            if hit is None:
+                rows = self.conn.execute("SELECT c.id, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id").fetchall()
+                blob = b"".join(r[0] for r in self.conn.execute("SELECT vec FROM vectors ORDER BY id"))
+                ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+                mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), dim) if rows else np.zeros((0, dim), np.float32)
+                kinds = np.array([r[1] for r in rows], dtype=object)
+                paths = np.array([r[2] for r in rows], dtype=object)
+                hit = (ids, mat, kinds, paths)
+                _save_vectors(self.root / VECTORS_DIR, name, hit)
             _VECTOR_CACHE.clear()
             _MASK_CACHE.clear()
-            hit = _VECTOR_CACHE[key] = (ids, mat, kinds, paths)
+            _VECTOR_CACHE[key] = hit
         return hit
 
     def mask(self, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> "np.ndarray":
@@ -236,6 +248,67 @@ class SearchIndex:
     def _meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
+
+
+def _codes(values: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
+    """Distinct strings and each value's index among them (how kinds and paths are stored as .npy)."""
+    import numpy as np
+
+    names = sorted(set(values.tolist()))
+    where = {n: i for i, n in enumerate(names)}
+    return names, np.fromiter((where[v] for v in values), dtype=np.int32, count=len(values))
+
+
+def _save_vectors(folder: Path, name: str, matrix: tuple) -> None:
+    """Write the matrix as a snapshot folder (written aside, then renamed into place); drop older ones.
+
+    Best effort: a snapshot that cannot be written only costs the next call its second.
+    """
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    ids, mat, kinds, paths = matrix
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder))
+        kind_names, kind_codes = _codes(kinds)
+        path_names, path_codes = _codes(paths)
+        np.save(tmp / "ids.npy", ids)
+        np.save(tmp / "vectors.npy", np.ascontiguousarray(mat, dtype=np.float32))
+        np.save(tmp / "kinds.npy", kind_codes)
+        np.save(tmp / "paths.npy", path_codes)
+        (tmp / "names.json").write_text(json.dumps({"kinds": kind_names, "paths": path_names}))
+        try:
+            os.rename(tmp, folder / name)
+        except OSError:  # another process wrote the same snapshot first
+            shutil.rmtree(tmp, ignore_errors=True)
+        for old in folder.iterdir():
+            if old.name != name:
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError:
+        return
+
+
+def _load_vectors(folder: Path, dim: int) -> tuple | None:
+    """A snapshot written by _save_vectors, or None when it is missing or does not hold together."""
+    import numpy as np
+
+    try:
+        names = json.loads((folder / "names.json").read_text())
+        ids = np.load(folder / "ids.npy")
+        mat = np.load(folder / "vectors.npy", mmap_mode="r")
+        kind_codes = np.load(folder / "kinds.npy")
+        path_codes = np.load(folder / "paths.npy")
+        n = len(ids)
+        if mat.shape != (n, dim) or len(kind_codes) != n or len(path_codes) != n:
+            return None
+        kinds = np.array(names["kinds"], dtype=object)[kind_codes] if n else np.array([], dtype=object)
+        paths = np.array(names["paths"], dtype=object)[path_codes] if n else np.array([], dtype=object)
+        return ids, mat, kinds, paths
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
 
 
 def _filters(kinds: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, list]:
@@ -288,7 +361,8 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
                 conn.executescript(_FTS)
             except sqlite3.OperationalError:  # SQLite built without FTS5: lexical search is off
                 pass
-        conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0')", (SCHEMA_VERSION,))
+        conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0'), ('instance', ?)",
+                     (SCHEMA_VERSION, os.urandom(8).hex()))
     return conn, reason
 
 
@@ -324,12 +398,19 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             embedded = _embed_missing(conn, embedder)
         if changed or removed or embedded:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-    count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    lexical = count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts'") > 0
+        # The counts, kept per generation: counting 100,000 rows costs a one-shot call ~0.07 s.
+        gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        row = conn.execute("SELECT value FROM meta WHERE key = 'counts'").fetchone()
+        counts = json.loads(row[0]) if row else {}
+        if counts.get("generation") != gen:
+            count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+            counts = {"generation": gen, "files": count("SELECT count(*) FROM files"), "chunks": count("SELECT count(*) FROM chunks"),
+                      "vectors": count("SELECT count(*) FROM vectors"),
+                      "lexical": count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts'") > 0}
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('counts', ?)", (json.dumps(counts),))
     return IndexStats(
-        path=INDEX_FILE, files=count("SELECT count(*) FROM files"), chunks=count("SELECT count(*) FROM chunks"),
-        vectors=count("SELECT count(*) FROM vectors"), changed=changed, removed=removed, embedded=embedded,
-        lexical=lexical, embedder=embedder.name if embedder else None, rebuilt=rebuilt,
+        path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=changed,
+        removed=removed, embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
     )
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
 from brain.chunks import chunks_of
 from brain.search import Searcher, adjust, fts_query, query_terms, rrf
-from brain.search_index import INDEX_FILE
+import brain.search_index as search_index
+from brain.search_index import INDEX_FILE, VECTORS_DIR
 from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain
 
 
@@ -179,6 +181,60 @@ def test_a_corrupt_index_is_rebuilt_and_says_so(brain):
     searcher = Searcher.open(brain, embedder=None)
     assert searcher.index.stats.rebuilt and "rebuilt" in searcher.notes[0]
     assert searcher.search("Pepper").hits
+
+
+def _fresh_process() -> None:
+    """Forget what this process has read, as a new `brain search` would."""
+    search_index._VECTOR_CACHE.clear()
+    search_index._MASK_CACHE.clear()
+
+
+def _dense_refs(brain, query: str = "my puppy") -> list[str]:
+    searcher = Searcher.open(brain, embedder=ConceptEmbedder())
+    try:
+        return [searcher.index.chunks([cid])[cid].ref for cid in searcher._dense(query, (), ())]
+    finally:
+        searcher.close()
+
+
+def test_the_vector_matrix_is_kept_as_a_snapshot_that_later_calls_map(brain):
+    before = _dense_refs(brain)
+    snapshots = list((brain / VECTORS_DIR).iterdir())
+    assert len(snapshots) == 1 and sorted(p.name for p in snapshots[0].iterdir()) == [
+        "ids.npy", "kinds.npy", "names.json", "paths.npy", "vectors.npy"]
+    _fresh_process()
+    import sqlite3
+
+    with sqlite3.connect(brain / INDEX_FILE) as conn:  # vectors gone from SQLite, generation unchanged:
+        conn.execute("DELETE FROM vectors")  # only the snapshot can answer now
+    assert _dense_refs(brain) == before
+
+
+def test_a_stale_or_broken_snapshot_is_not_used(brain):
+    before = _dense_refs(brain)
+    (name,) = [p.name for p in (brain / VECTORS_DIR).iterdir()]
+    _fresh_process()
+    (brain / VECTORS_DIR / name / "vectors.npy").write_bytes(b"garbage")
+    assert _dense_refs(brain) == before  # read from SQLite again, and the snapshot rewritten
+    _fresh_process()
+    session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
+    session.write_text(session.read_text() + json.dumps({"type": "turn", "n": 3, "role": "user", "speaker": "Ana", "text": "my puppy Pepper"}) + "\n")
+    after = _dense_refs(brain)
+    assert "session:2024-03-02-new-job#t3" in after[:3]
+    assert [p.name for p in (brain / VECTORS_DIR).iterdir()] != [name]  # a new generation, the old one removed
+
+
+def test_a_rebuilt_index_does_not_take_the_snapshot_of_the_one_it_replaces(brain):
+    _dense_refs(brain)
+    (old,) = [p.name for p in (brain / VECTORS_DIR).iterdir()]
+    _fresh_process()
+    (brain / INDEX_FILE).write_bytes(b"this is not a database" * 100)  # rebuilt: generation 1 again,
+    rebuilt = _dense_refs(brain)
+    (new,) = [p.name for p in (brain / VECTORS_DIR).iterdir()]
+    assert new.split("-")[1:] == old.split("-")[1:] and new != old  # but another instance
+    _fresh_process()
+    shutil.rmtree(brain / VECTORS_DIR)
+    assert _dense_refs(brain) == rebuilt
 
 
 def test_changing_the_embedder_recomputes_every_vector(brain):

@@ -43,6 +43,31 @@ def test_wordllama_loads_offline_and_writes_nothing(tmp_path):
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []  # no cache, no download
 
 
+def test_wordllama_vectors_are_wordllamas_own_and_its_package_is_not_imported(tmp_path):
+    pytest.importorskip("wordllama")
+    code = (
+        "import sys, json, numpy as np\n"
+        "from brain.embed import WordLlamaEmbedder\n"
+        "texts = ['my dog Pepper', '', 'x' * 5000, 'Caroline went to an LGBTQ support group'] * 70\n"  # 280: two batches
+        "ours = WordLlamaEmbedder().embed(texts)\n"
+        "imported = 'wordllama' in sys.modules\n"
+        "from importlib import resources\n"
+        "from safetensors import safe_open\n"
+        "from tokenizers import Tokenizer\n"
+        "from wordllama import WordLlamaInference\n"
+        "base = resources.files('wordllama')\n"
+        "with safe_open(str(base / 'weights' / 'l2_supercat_256.safetensors'), framework='np', device='cpu') as f:\n"
+        "    m = f.get_tensor('embedding.weight')\n"
+        "ref = WordLlamaInference(m, Tokenizer.from_file(str(base / 'tokenizers' / 'l2_supercat_tokenizer_config.json')))\n"
+        "clipped = [t[:2000] if t.strip() else '.' for t in texts]\n"
+        "theirs = np.nan_to_num(np.asarray(ref.embed(clipped, norm=True, batch_size=256), dtype=np.float32))\n"
+        "print(json.dumps({'imported': imported, 'equal': bool(np.array_equal(ours, theirs)), 'shape': list(ours.shape)}))\n"
+    )
+    result = _run(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"imported": False, "equal": True, "shape": [280, 256]}
+
+
 def test_without_the_model_search_is_lexical_and_says_why(tmp_path):
     brain = retrieval_brain(tmp_path)
     code = (
