@@ -119,11 +119,13 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     updated) and a last line says how many pages were left out.
     """
     from brain.config import BrainConfig
-    from brain.indexing import index_for_agent
+    from brain.indexing import cached_view, index_for_agent, save_cards
 
     root = _root(brain_path)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    result = index_for_agent(_view(root), limit)
+    view = cached_view(root)
+    result = index_for_agent(view, limit)
+    save_cards(view)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return

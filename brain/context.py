@@ -182,11 +182,11 @@ class ContextBuilder:
 
     def _page_ranks(self) -> dict[str, tuple]:
         if self._ranks is None:
-            from brain.indexing import page_ranks
-            from brain.tree import DirTree
-            from brain.view import BrainView
+            from brain.indexing import cached_view, page_ranks, save_cards
 
-            self._ranks = page_ranks(BrainView(DirTree(self.root)))
+            view = cached_view(self.root)
+            self._ranks = page_ranks(view)
+            save_cards(view)
         return self._ranks
 
     # -- lanes 3 to 5 -----------------------------------------------------------------------

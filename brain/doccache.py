@@ -62,23 +62,27 @@ class DocCards:
         """The raw entry [blob id, card] of a path, if any (for tests and tools)."""
         return self._entries(path).get(path)
 
-    def drop(self, path: str) -> None:
-        """Forget a path's card (a corrupt one is dropped, then built again)."""
-        if self._entries(path).pop(path, None) is not None:
-            self._dirty.add(shard_of(path))
+    def card(self, path: str, tree: Tree, build: Callable[[], dict | None], slot: str = "") -> dict | None:
+        """The card of `path` as it is in `tree`: the cached one when its key matches, else `build()`.
 
-    def card(self, path: str, tree: Tree, build: Callable[[], dict | None]) -> dict | None:
-        """The card of `path` as it is in `tree`: the cached one when its key matches, else `build()`."""
+        `slot` keeps a second kind of card for the same path apart (stored under "path#slot").
+        """
         key = tree.key(path) or blob_id(tree.read_bytes(path))
         entries = self._entries(path)
-        hit = entries.get(path)
+        name = f"{path}#{slot}" if slot else path
+        hit = entries.get(name)
         if type(hit) is list and len(hit) == 2 and hit[0] == key and type(hit[1]) is dict:
             return hit[1]
         card = build()
         if card is not None:
-            entries[path] = [key, card]
+            entries[name] = [key, card]
             self._dirty.add(shard_of(path))
         return card
+
+    def drop(self, path: str, slot: str = "") -> None:
+        """Forget a path's card (a corrupt one is dropped, then built again)."""
+        if self._entries(path).pop(f"{path}#{slot}" if slot else path, None) is not None:
+            self._dirty.add(shard_of(path))
 
     def remember(self, path: str, data: bytes, card: dict[str, Any]) -> None:
         """A card for bytes this process is about to write: the next run finds it without parsing."""
@@ -117,6 +121,24 @@ class DocCards:
         if card is not None and not (isinstance(card.get("started"), str) and isinstance(card.get("line"), str)):
             self.drop(path)
             return self.summary(path, tree, parse)
+        return card
+
+    def links(self, path: str, tree: Tree, parse: Parse) -> dict | None:
+        """{'links': the [[link]] targets a document names, 'updated': its front matter date or None}:
+        what ranking index lines needs (brain.indexing.page_ranks), without parsing unchanged files."""
+
+        def build() -> dict | None:
+            page = parse(path)
+            if page is None:
+                return None
+            updated = page.frontmatter.updated
+            return {"links": sorted({link.target for link in page.links if link.target}), "updated": updated.isoformat() if updated else None}
+
+        card = self.card(path, tree, build, slot="links")
+        if card is not None and not (isinstance(card.get("links"), list) and all(isinstance(t, str) for t in card["links"])
+                                     and (card.get("updated") is None or isinstance(card.get("updated"), str))):
+            self.drop(path, slot="links")
+            return self.links(path, tree, parse)
         return card
 
     def save(self) -> None:

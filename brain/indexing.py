@@ -5,7 +5,7 @@ Claude's). When the index is over budget, whole lines are dropped, lowest value 
 never shortened, so every line that is printed is as true as the file. Value, highest first:
   1. the page's type: person, project and preference pages before all others (they answer
      "who / what am I working on / how do I want it"); lines naming no page come last;
-  2. backlinks: how many other documents link to the page (graph in-degree);
+  2. backlinks: how many other documents link to the page (`BrainGraph.in_degree`);
   3. recency: the page's `updated` date, newest first;
   4. the slug, alphabetically (a total order, so trimming is deterministic).
 Surviving lines keep their place in the file; a group whose lines were all dropped loses its
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,17 +68,56 @@ def index_for_agent(view: BrainView, budget: int) -> IndexResult:
 
 
 def page_ranks(view: BrainView) -> dict[str, tuple]:
-    """slug → sort key of its index line; smaller sorts first and is kept longest."""
-    from brain.graph import build_graph  # noqa: PLC0415 - networkx only when trimming
+    """slug → sort key of its index line; smaller sorts first and is kept longest.
 
-    graph = build_graph(view)
+    The key is (person/project/preference pages first, more other documents linking to it, more
+    recently updated, slug). Computed from each document's link card (`BrainView.link_card`), so
+    with a persisted card cache (`cached_view`) only documents that changed are parsed: the
+    link graph of a large Brain cost `brain index` seconds per call.
+    """
+    import datetime as dt
+
+    linked: Counter[str] = Counter()
+    for path in view.doc_paths:
+        card = view.link_card(path)
+        if card is None:
+            continue
+        targets: set[str] = set()
+        for name in card["links"]:
+            targets.update(view.resolve(name))
+        targets.discard(path)  # a page naming itself is not a backlink
+        linked.update(targets)
     ranks: dict[str, tuple] = {}
-    for path, page in view.pages.items():
+    for path in view.page_paths:
+        card = view.link_card(path)
+        if card is None:
+            continue  # unreadable: validators report it
         page_type = layout.page_location(path)[0]
-        updated = page.frontmatter.updated.toordinal() if page.frontmatter.updated else 0
+        updated = dt.date.fromisoformat(card["updated"]).toordinal() if card["updated"] else 0
         priority = 0 if page_type in PRIORITY_TYPES else 1
-        ranks[page.slug] = (priority, -graph.in_degree(path), -updated, page.slug)
+        slug = path.rsplit("/", 1)[1][:-3]
+        ranks[slug] = (priority, -linked[path], -updated, slug)
     return ranks
+
+
+def cached_view(root: Path) -> BrainView:
+    """A view of the Brain at `root` whose cards persist in `.dream/cache/brain-cards/` (save them
+    with `save_cards`): `brain index` and `brain context` then parse only documents that changed."""
+    from brain.doccache import DocCards, code_fingerprint
+    from brain.repo import worktree_keys
+    from brain.tree import DirTree
+
+    root = Path(root)
+    cards = DocCards(root / layout.CACHE / "brain-cards", version=code_fingerprint("brain"))
+    return BrainView(DirTree(root, keys=worktree_keys(root)), cards=cards)
+
+
+def save_cards(view: BrainView) -> None:
+    """Persist what the view's cards learned; a cache that cannot be written only costs time."""
+    try:
+        view.cards.save()
+    except OSError:
+        pass
 
 
 def trim_index(text: str, budget: int, ranks: dict[str, tuple]) -> tuple[str, list[str]]:

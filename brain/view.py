@@ -196,6 +196,15 @@ class BrainView:
             return self.page_card(path) is not None
         return self.doc(path) is not None
 
+    def link_card(self, path: str) -> dict | None:
+        """{'links', 'updated'} of any document (None when it cannot be parsed)."""
+        return self.cards.links(path, self.tree, self.doc)
+
+    @property
+    def doc_paths(self) -> list[str]:
+        """Every page, note and summary path (the focus does not apply), without parsing."""
+        return self._doc_paths
+
     def summary_card(self, path: str) -> dict | None:
         """{'started', 'line'} of a session summary (None when it cannot be parsed)."""
         return self.cards.summary(path, self.tree, self.doc)

@@ -115,3 +115,58 @@ def test_trimming_is_deterministic_and_matches_render(make_tree):
     view = view_of(make_tree, FILES)
     assert render_knowledge_index(view.pages) == FULL
     assert index_for_agent(view, 70).text == index_for_agent(view_of(make_tree, FILES), 70).text
+
+
+# -- ranks from link cards -------------------------------------------------------------------------
+def graph_ranks(view: BrainView) -> dict[str, tuple]:
+    """The definition page_ranks must match: in-degree in the link graph (brain.graph)."""
+    from brain import layout
+    from brain.graph import build_graph
+    from brain.indexing import PRIORITY_TYPES
+
+    graph = build_graph(view)
+    out = {}
+    for path, doc in view.pages.items():
+        updated = doc.frontmatter.updated.toordinal() if doc.frontmatter.updated else 0
+        out[doc.slug] = (0 if layout.page_location(path)[0] in PRIORITY_TYPES else 1, -graph.in_degree(path), -updated, doc.slug)
+    return out
+
+
+TRICKY = {
+    **FILES,
+    "knowledge/people/ann.md": page("Ann", "person", "2026-01-01", "Works on [[alpha]], [[Alpha]] twice, [[ann]] herself, [[#Top]] and [[nowhere]]."),
+    "knowledge/concepts/gamma.md": "---\ntitle: Gamma\ntype: concept\naliases: [Γ, the third]\nupdated: 2026-01-02\n---\nSee `[[beta]]` in code.\n",
+    "knowledge/concepts/broken.md": "---\ntitle: [unclosed\n---\nLinks [[alpha]].\n",
+    "notes/ann/n1.md": "---\ntitle: A note\ntype: note\n---\nAbout [[the third]] and [[Beta|b]].\n",
+    "sessions/summaries/s1.md": "---\ntitle: Session\ntype: summary\n---\n[[bob]] and [[city]].\n",
+}
+
+
+def test_ranks_from_link_cards_equal_the_link_graphs(make_tree, nadia):
+    from brain.indexing import cached_view, page_ranks
+
+    for root in (make_tree(TRICKY), nadia):
+        expected = graph_ranks(BrainView(DirTree(root)))
+        assert page_ranks(cached_view(root)) == expected
+        assert page_ranks(BrainView(DirTree(root))) == expected  # no persisted cards: the same
+
+
+def test_a_second_brain_index_parses_only_what_changed(make_tree, monkeypatch):
+    import brain.view
+    from brain.indexing import cached_view, page_ranks, save_cards
+
+    root = make_tree(TRICKY)
+    view = cached_view(root)
+    first = page_ranks(view)
+    save_cards(view)
+    parsed = []
+    real = brain.view.parse_page
+    monkeypatch.setattr(brain.view, "parse_page", lambda text, rel: parsed.append(rel) or real(text, rel))
+    brain.view._PARSE_CACHE.clear()
+    assert page_ranks(cached_view(root)) == first and parsed == ["knowledge/concepts/broken.md"]  # unreadable: no card
+    (root / "notes/ann/n1.md").write_text("---\ntitle: A note\ntype: note\n---\nNow only [[proj]].\n")
+    parsed.clear()
+    brain.view._PARSE_CACHE.clear()
+    again = page_ranks(cached_view(root))
+    assert sorted(parsed) == ["knowledge/concepts/broken.md", "notes/ann/n1.md"]
+    assert again == graph_ranks(BrainView(DirTree(root))) != first
