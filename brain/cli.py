@@ -57,10 +57,14 @@ def _root(brain_path: str | None) -> Path:
 
 
 def _view(root: Path) -> BrainView:
-    from brain.tree import DirTree
-    from brain.view import BrainView
+    """The Brain at `root`, its cards (names, links) kept in .dream/cache/brain-cards/ for the next call."""
+    from brain.indexing import cached_view, save_cards
 
-    return BrainView(DirTree(root))
+    view = cached_view(root)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(lambda: save_cards(view))
+    return view
 
 
 def _echo_json(data: Any) -> None:
@@ -119,13 +123,11 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     updated) and a last line says how many pages were left out.
     """
     from brain.config import BrainConfig
-    from brain.indexing import cached_view, index_for_agent, save_cards
+    from brain.indexing import index_for_agent
 
     root = _root(brain_path)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    view = cached_view(root)
-    result = index_for_agent(view, limit)
-    save_cards(view)
+    result = index_for_agent(_view(root), limit)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return

@@ -14,7 +14,7 @@ from brain.view import BrainView
 def find_doc(view: BrainView, query: str) -> str:
     """The path of the one document `query` names (case-insensitive); NotFoundError otherwise."""
     name = query.strip()
-    if name in view.docs or name in view.page_paths:
+    if view.has_doc(name):  # a path: answered from the listing, nothing parsed
         return name
     hits = view.resolve(name)
     if not hits:

@@ -200,6 +200,10 @@ class BrainView:
         """{'links', 'updated'} of any document (None when it cannot be parsed)."""
         return self.cards.links(path, self.tree, self.doc)
 
+    def has_doc(self, path: str) -> bool:
+        """True when `path` is a page, note or summary file of the tree (parsed or not)."""
+        return path in self._doc_path_set
+
     @property
     def doc_paths(self) -> list[str]:
         """Every page, note and summary path (the focus does not apply), without parsing."""
