@@ -49,7 +49,7 @@ NEIGHBOUR_CAP = 0.99  # a turn raised only by its neighbour stays just below it
 SUPERSEDED_FACTOR = 0.5
 NAME_ONLY = 0.3  # a hit that matched only the names of the query's people
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
-SPEAKER_FACTOR = 1.25  # a turn by a person the query names
+SPEAKER_FACTOR = 2.5  # a turn by a person the query names
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below

@@ -58,7 +58,7 @@ def test_adjust_by_confidence_superseded_and_recency():
     assert adjust(1.0, "page", None, None, 0.0) == adjust(1.0, "summary", None, None, 0.0) == pytest.approx(1.0)
     assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
     assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
-    assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(1.25)
+    assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(2.5)
 
 
 def test_a_card_chunk_keeps_its_metadata():
@@ -104,9 +104,10 @@ def test_dense_finds_a_paraphrase_that_shares_no_word(brain):
 
 def test_the_reply_to_a_matching_question_is_found_in_a_conversation(brain):
     result = Searcher.open(brain, embedder=None).search("What did Ana do on the weekend?", k=3, kinds=("turn",))
-    assert refs(result)[:2] == ["session:2024-01-10-intro#t2", "session:2024-01-10-intro#t3"]
-    assert result.hits[1].near == "session:2024-01-10-intro#t2"
-    assert "next to 2024-01-10-intro#t2" in result.hits[1].why()
+    # Ana's answer first: her own words (she is named), found by the words of the question it answers.
+    assert refs(result)[:2] == ["session:2024-01-10-intro#t3", "session:2024-01-10-intro#t2"]
+    assert result.hits[0].near == "session:2024-01-10-intro#t2"
+    assert "next to 2024-01-10-intro#t2" in result.hits[0].why()
 
 
 def test_a_reply_is_indexed_with_the_words_of_what_it_answers(brain):
