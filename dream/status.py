@@ -40,9 +40,16 @@ class Status(BaseModel):
 
 
 def status(root: Path, limit: int = 10) -> Status:
-    tree = DirTree(Path(root))
+    from brain.repo import worktree_keys
+    from dream.compile import DocCache, cache_version
+
+    root = Path(root)
+    # As `dream run` does: sessions git vouches for are hashed from the run's cache, not read again
+    # (the cache is only read here: status writes nothing).
+    tree = DirTree(root, keys=worktree_keys(root))
+    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     state, problem = parse_state(tree.read_text(layout.STATE) if tree.exists(layout.STATE) else None)
-    files, problems = list_session_files(tree)
+    files, problems = list_session_files(tree, lambda rel: cache.session_hash(rel, tree))
     plan = plan_sessions(files, state, None)
     runs = [
         RunLine(run_id=e.run_id, commit=e.sha, date=e.date, subject=e.subject)
