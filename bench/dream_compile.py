@@ -3,6 +3,13 @@
 Prints medians of several runs and ratios against baselines measured in the same run:
   python bench/dream_compile.py                       # locomo-dev + 10,000 synthetic sessions
   python bench/dream_compile.py --sessions 2000 --runs 3
+  python bench/dream_compile.py --sessions 10000 --skip-locomo --keep /tmp/brain-10k   # reuse a compiled Brain
+
+--keep DIR compiles the synthetic corpus into DIR once and reuses it on later invocations (the same
+--sessions), so only the incremental part is measured again. The cards cache under .dream/cache/ is
+keyed by a digest of the code, so after a code change the kept Brain's cache is cold: the incremental
+runs then start from a copy of DIR with one more session compiled by the current code (untimed),
+whose cache is warm, as it is for a nightly run after the previous night's. DIR itself is never changed.
 Uses the offline backend; needs ../shared/data/locomo-dev.json for the LoCoMo part (skipped if absent).
 """
 
@@ -81,16 +88,30 @@ def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
     return last
 
 
+def warmed(kept: Path, tmp: Path) -> Path:
+    """A copy of `kept` with one more session compiled by the current code: its caches are warm."""
+    warm = tmp / "warm"
+    shutil.copytree(kept, warm, symlinks=True)
+    add_session(warm, seed=999, start=__import__("datetime").date(2029, 12, 31))
+    commit_all(warm, "warm-up session")
+    dream_run(warm, "2030-01-01T00:00:00Z")
+    return warm
+
+
+def add_session(root: Path, seed: int, start) -> None:
+    make_corpus(root / "extra", 1, seed=seed, start=start)
+    for f in (root / "extra" / "sessions" / "raw").glob("*.jsonl"):
+        shutil.move(str(f), root / "sessions" / "raw" / f.name)
+    shutil.rmtree(root / "extra")
+
+
 def incremental(compiled: Path, runs: int, tmp: Path) -> None:
     """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files."""
     dream_times, git_times = [], []
     for i in range(runs):
         work = tmp / f"incr-{i}"
         shutil.copytree(compiled, work, symlinks=True)
-        make_corpus(work / "extra", 1, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
-        for f in (work / "extra" / "sessions" / "raw").glob("*.jsonl"):
-            shutil.move(str(f), work / "sessions" / "raw" / f.name)
-        shutil.rmtree(work / "extra")
+        add_session(work, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
         commit_all(work, "one more session")
         bare = tmp / f"bare-{i}"
         shutil.copytree(work, bare, symlinks=True)
@@ -118,6 +139,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-locomo", action="store_true")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="compile the synthetic Brain into DIR once; reuse it later")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dream-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -126,7 +148,14 @@ def main() -> None:
         print(f"python -c pass: {time.perf_counter() - start:.3f} s")
         if LOCOMO.is_file() and not args.skip_locomo:
             full_compile("locomo-dev", lambda r: sh(str(BIN / "dream"), "import", "locomo", str(LOCOMO), "--brain", str(r)), args.runs, tmp)
-        compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
+        kept = args.keep.resolve() if args.keep else None
+        if kept is not None and (kept / ".dream" / "state.json").is_file():
+            print(f"synthetic-{args.sessions}: reusing the Brain compiled in {kept}")
+            compiled = warmed(kept, tmp)
+        else:
+            compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
+            if kept is not None:
+                shutil.copytree(compiled, kept, symlinks=True)
         incremental(compiled, args.runs, tmp)
 
 
