@@ -69,6 +69,9 @@ def _kind(rel: str) -> str:
     return kind
 
 
+doc_kind = _kind  # for callers that list documents themselves
+
+
 def parse_cached(rel: str, text: str) -> "Page | None":
     """A document parsed once per content per process (None when it cannot be parsed)."""
     result = _parse_cached(rel, text.encode("utf-8"))

@@ -144,6 +144,7 @@ class Compilation:
     _refs: list[EntityRef] = field(default_factory=list)
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
+    live_index: tuple[dict, dict] | None = None  # index lines of the live pages and summaries (dream.run)
 
     def bump(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n

@@ -14,8 +14,9 @@ from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import BrainRepo, worktree_keys
 from brain.sessions import parse_session
-from brain.tree import DirTree
-from brain.view import BrainView
+from brain.page import Page
+from brain.tree import DirTree, MemTree
+from brain.view import BrainView, doc_kind, parse_cached
 from dream.backends.base import BackendError, ModelBackend
 from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
@@ -259,17 +260,7 @@ def _blob_text(repo: BrainRepo, blob: str) -> str | None:
 def _write_generated(comp: Compilation, report: RunReport) -> None:
     """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md, state.json from the staged view."""
     staged = comp.staged
-    view = BrainView(staged.overlay(), cards=comp.cache)
-    lines = {}
-    for path in view.page_paths:
-        card = view.page_card(path)
-        if card is not None:
-            lines[path] = card["line"]
-    entries = {}
-    for path in view.paths_under(layout.SESSIONS_SUMMARIES + "/"):
-        card = view.summary_card(path)
-        if card is not None:
-            entries[path.rsplit("/", 1)[1][:-3]] = (card["started"], card["line"])
+    lines, entries = _index_entries(comp)
     staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
     staged.write(layout.SESSIONS_INDEX, render_sessions_index_lines(entries))
     staged.write(layout.KNOWLEDGE_LOG, _log_text(comp, report))
@@ -282,6 +273,44 @@ def _write_generated(comp: Compilation, report: RunReport) -> None:
         staged.write(layout.FORGET, forget)
     written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
     staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
+
+
+def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """Index lines of every page (path → line) and summary (session id → (started, line)) of the
+    staged tree over the live one. The live files' lines are looked up once per run: a run
+    regenerates the indexes several times, and only the few staged files change between."""
+    if comp.live_index is None:
+        pages = {p: c["line"] for p in comp.view.page_paths if (c := comp.view.page_card(p)) is not None}
+        summaries = {p: (c["started"], c["line"]) for p in comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/") if (c := comp.view.summary_card(p)) is not None}
+        comp.live_index = (pages, summaries)
+    live_pages, live_summaries = comp.live_index
+    written = comp.staged.written
+    # Staged files as a view of the staged tree would see them (kinds, content keys, parses).
+    upper = MemTree(written, comp.staged.root)
+
+    def parse(path: str) -> Page | None:
+        return parse_cached(path, written[path])
+
+    pages, summaries = dict(live_pages), dict(live_summaries)
+    prefix = layout.SESSIONS_SUMMARIES + "/"
+    for path in written:
+        kind = doc_kind(path)
+        if kind == "page":
+            card = comp.cache.page(path, upper, parse)
+            _put(pages, path, card["line"] if card is not None else None)
+        elif kind and path.startswith(prefix):
+            card = comp.cache.summary(path, upper, parse)
+            _put(summaries, path, (card["started"], card["line"]) if card is not None else None)
+    lines = {p: pages[p] for p in sorted(pages)}
+    entries = {p.rsplit("/", 1)[1][:-3]: summaries[p] for p in sorted(summaries)}
+    return lines, entries
+
+
+def _put(entries: dict, path: str, value) -> None:
+    if value is None:
+        entries.pop(path, None)  # a staged file that does not parse has no line, whatever the live one had
+    else:
+        entries[path] = value
 
 
 def _log_text(comp: Compilation, report: RunReport) -> str:
