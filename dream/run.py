@@ -6,6 +6,8 @@ sync. Everything before sync writes only into `.dream/runs/<run-id>/staged/`.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 from pathlib import Path
 
@@ -47,11 +49,25 @@ def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
-    with run_lock(root) as stale:
+    with run_lock(root) as stale, _gc_paused():
         report = _run_locked(settings, backend)
         if stale:
             report.problems.insert(0, stale)
         return report
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """A run builds millions of small acyclic objects (notes, cards, parsed pages) over a large
+    Brain; the cyclic GC's full collections were a third of an incremental run on 10,000 sessions.
+    Reference counting still frees them; the collector is restored afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
