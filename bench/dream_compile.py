@@ -7,10 +7,9 @@ Prints medians of several runs and ratios against baselines measured in the same
 
 --keep DIR compiles the synthetic corpus into DIR once and reuses it on later invocations (the same
 --sessions), so only the incremental part is measured again. The cards cache under .dream/cache/ is
-keyed by a digest of the code, so after a code change the kept Brain's cache is cold: the incremental
-runs then start from a copy of DIR with one more session compiled by the current code (untimed),
-whose cache is warm, as it is for a nightly run after the previous night's. DIR itself is never changed.
-Uses the offline backend; needs ../shared/data/locomo-dev.json for the LoCoMo part (skipped if absent).
+keyed by a digest of the code, so after a code change the kept Brain's cache is cold: it is built
+again first (untimed, in DIR/.dream/cache only), as a full compile or the previous night's run
+leaves it, so the incremental runs are measured warm.
 """
 
 from __future__ import annotations
@@ -88,14 +87,26 @@ def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
     return last
 
 
-def warmed(kept: Path, tmp: Path) -> Path:
-    """A copy of `kept` with one more session compiled by the current code: its caches are warm."""
-    warm = tmp / "warm"
-    shutil.copytree(kept, warm, symlinks=True)
-    add_session(warm, seed=999, start=__import__("datetime").date(2029, 12, 31))
-    commit_all(warm, "warm-up session")
-    dream_run(warm, "2030-01-01T00:00:00Z")
-    return warm
+def warm_cards(root: Path) -> None:
+    """Build every card of root's cards cache with the current code (what a full compile leaves)."""
+    from brain.repo import worktree_keys
+    from brain.tree import DirTree
+    from brain.view import BrainView
+    from dream.compile import DocCache, cache_version
+
+    live = DirTree(root, keys=worktree_keys(root))
+    cache = DocCache(root / ".dream" / "cache" / "cards", version=cache_version())
+    view = BrainView(live, cards=cache)
+    for rel in live.files():
+        if rel.startswith("sessions/raw/") and rel.endswith(".jsonl"):
+            cache.session_hash(rel, live)
+    for rel in view.page_paths:
+        cache.page(rel, live, view.doc)
+    for rel in view.paths_under("notes/"):
+        cache.note_card(rel, live, view.doc)
+    for rel in view.paths_under("sessions/summaries/"):
+        cache.summary(rel, live, view.doc)
+    cache.save()
 
 
 def add_session(root: Path, seed: int, start) -> None:
@@ -151,7 +162,8 @@ def main() -> None:
         kept = args.keep.resolve() if args.keep else None
         if kept is not None and (kept / ".dream" / "state.json").is_file():
             print(f"synthetic-{args.sessions}: reusing the Brain compiled in {kept}")
-            compiled = warmed(kept, tmp)
+            warm_cards(kept)
+            compiled = kept
         else:
             compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
             if kept is not None:
