@@ -11,6 +11,7 @@ import hashlib
 from collections import defaultdict
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
+from weakref import WeakKeyDictionary
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
@@ -18,7 +19,7 @@ from brain.errors import PageError
 from brain.page import Page, parse_page
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import Tree
+from brain.tree import OverlayTree, Tree, insert_sorted
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -70,6 +71,31 @@ def _kind(rel: str) -> str:
 
 
 doc_kind = _kind  # for callers that list documents themselves
+_DOC_PATHS: "WeakKeyDictionary[Tree, list[str]]" = WeakKeyDictionary()
+
+
+def doc_paths_of(tree: Tree) -> list[str]:
+    """The tree's page, note and summary files that are not symlinks (sorted; do not modify).
+
+    Remembered per tree: a run makes several views of its staged files over one live tree, and
+    classifying the live tree's ~100,000 files is done once, then only the staged ones are added."""
+    found = _DOC_PATHS.get(tree)
+    if found is None:
+        if isinstance(tree, OverlayTree):
+            upper, docs, hidden = tree.upper, [], set(tree.deleted)
+            for rel in upper.files():  # an upper file hides the base's, symlink or not
+                if _kind(rel) and upper.is_symlink(rel):
+                    hidden.add(rel)
+                elif _kind(rel):
+                    docs.append(rel)
+            found = insert_sorted(doc_paths_of(tree.base), docs)
+            if hidden:
+                found = [rel for rel in found if rel not in hidden]
+        else:
+            is_symlink = tree.is_symlink
+            found = [rel for rel in tree.files() if _kind(rel) and not is_symlink(rel)]
+        _DOC_PATHS[tree] = found
+    return found
 
 
 def parse_cached(rel: str, text: str) -> "Page | None":
@@ -95,8 +121,7 @@ class BrainView:
     @cached_property
     def _doc_paths(self) -> list[str]:
         """Every page, note and summary file (not symlinks: S checks report those)."""
-        is_symlink = self.tree.is_symlink
-        return [rel for rel in self.tree.files() if _kind(rel) and not is_symlink(rel)]
+        return list(doc_paths_of(self.tree))
 
     def _load(self, paths: list[str]) -> dict[str, Page]:
         """Parse the given documents (once per view, and once per content per process)."""
