@@ -8,6 +8,7 @@ Dream did not parse is rewritten. A page the owner deleted is recorded in forget
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 
 from brain import layout
@@ -38,6 +39,7 @@ def _failure(unit: str, reason: str):
     return UnitFailure(unit=unit, reason=reason)
 
 
+_BY_OBSERVED = operator.attrgetter("observed", "path")
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
 MAX_CITES = 3
 
@@ -81,7 +83,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     """The page as Dream would write it from its notes (no owner edits applied)."""
     loc = layout.page_location(path)
     known = comp.resolver.by_slug[slug]
-    notes = sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
+    notes = sorted(comp.topic_notes(slug).values(), key=_BY_OBSERVED)
     current = [n for n in notes if n.until is None]  # Note.current, without a call per note
     history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
