@@ -159,8 +159,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
     report.sessions = sorted(sessions)
 
-    def regenerate() -> None:
-        _write_generated(comp, report)
+    def regenerate(final: bool = False) -> None:
+        _write_generated(comp, report, with_state=final)
 
     regenerate()
     staged.flush()
@@ -192,7 +192,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     report.model, report.backend_reason = backend.model, settings.backend_reason
     if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
-    regenerate()  # the log entry and state carry the final figures
+    regenerate(final=True)  # the log entry and state carry the final figures
     staged.flush()
 
     if not settings.dry_run:
@@ -273,8 +273,9 @@ def _blob_text(repo: BrainRepo, blob: str) -> str | None:
     return data.decode("utf-8", errors="replace") if data is not None else None
 
 
-def _write_generated(comp: Compilation, report: RunReport) -> None:
-    """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md, state.json from the staged view."""
+def _write_generated(comp: Compilation, report: RunReport, with_state: bool) -> None:
+    """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md from the staged view, and
+    state.json `with_state` (the final time only: no check reads it, and it is megabytes)."""
     staged = comp.staged
     lines, entries = _index_entries(comp)
     staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
@@ -287,8 +288,9 @@ def _write_generated(comp: Compilation, report: RunReport) -> None:
             if f": {slug} " not in forget:
                 forget = forget.rstrip("\n") + "\n" + line + "\n"
         staged.write(layout.FORGET, forget)
-    written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
-    staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
+    if with_state:
+        written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
+        staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
 
 
 def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
