@@ -49,6 +49,7 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
 
 
 _KINDS: dict[str, str] = {}
+_PAGE_ROOT, _NOTE_ROOT = layout.KNOWLEDGE + "/", layout.NOTES + "/"
 
 
 def _kind(rel: str) -> str:
@@ -58,10 +59,11 @@ def _kind(rel: str) -> str:
     if kind is None:
         kind = ""
         if rel.endswith(".md") and rel not in layout.GENERATED:
-            if layout.is_page_path(rel):
-                kind = "page"
-            elif layout.is_note_path(rel):
-                kind = "note"
+            # Each kind lives under its own top folder: test only the one the path is in.
+            if rel.startswith(_PAGE_ROOT):
+                kind = "page" if layout.is_page_path(rel) else ""
+            elif rel.startswith(_NOTE_ROOT):
+                kind = "note" if layout.is_note_path(rel) else ""
             elif layout.is_summary_path(rel):
                 kind = "summary"
         if len(_KINDS) >= 1_000_000:
@@ -242,7 +244,7 @@ class BrainView:
         for path in self._doc_paths:  # notes and summaries are named by their file (no parse needed)
             if _kind(path) != "page":
                 out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-        return {k: sorted(v) for k, v in out.items()}
+        return {k: sorted(v) if len(v) > 1 else list(v) for k, v in out.items()}
 
     @cached_property
     def slugs(self) -> dict[str, list[str]]:
