@@ -3,7 +3,13 @@
 Prints medians of several runs and ratios against baselines measured in the same run:
   python bench/dream_compile.py                       # locomo-dev + 10,000 synthetic sessions
   python bench/dream_compile.py --sessions 2000 --runs 3
-Uses the offline backend; needs ../shared/data/locomo-dev.json for the LoCoMo part (skipped if absent).
+  python bench/dream_compile.py --sessions 10000 --skip-locomo --keep /tmp/brain-10k   # reuse a compiled Brain
+
+--keep DIR compiles the synthetic corpus into DIR once and reuses it on later invocations (the same
+--sessions), so only the incremental part is measured again. The cards cache under .dream/cache/ is
+keyed by a digest of the code, so after a code change the kept Brain's cache is cold: it is built
+again first (untimed, in DIR/.dream/cache only), as a full compile or the previous night's run
+leaves it, so the incremental runs are measured warm.
 """
 
 from __future__ import annotations
@@ -81,16 +87,42 @@ def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
     return last
 
 
+def warm_cards(root: Path) -> None:
+    """Build every card of root's cards cache with the current code (what a full compile leaves)."""
+    from brain.repo import worktree_keys
+    from brain.tree import DirTree
+    from brain.view import BrainView
+    from dream.compile import DocCache, cache_version
+
+    live = DirTree(root, keys=worktree_keys(root))
+    cache = DocCache(root / ".dream" / "cache" / "cards", version=cache_version())
+    view = BrainView(live, cards=cache)
+    for rel in live.files():
+        if rel.startswith("sessions/raw/") and rel.endswith(".jsonl"):
+            cache.session_hash(rel, live)
+    for rel in view.page_paths:
+        cache.page(rel, live, view.doc)
+    for rel in view.paths_under("notes/"):
+        cache.note_card(rel, live, view.doc)
+    for rel in view.paths_under("sessions/summaries/"):
+        cache.summary(rel, live, view.doc)
+    cache.save()
+
+
+def add_session(root: Path, seed: int, start) -> None:
+    make_corpus(root / "extra", 1, seed=seed, start=start)
+    for f in (root / "extra" / "sessions" / "raw").glob("*.jsonl"):
+        shutil.move(str(f), root / "sessions" / "raw" / f.name)
+    shutil.rmtree(root / "extra")
+
+
 def incremental(compiled: Path, runs: int, tmp: Path) -> None:
     """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files."""
     dream_times, git_times = [], []
     for i in range(runs):
         work = tmp / f"incr-{i}"
         shutil.copytree(compiled, work, symlinks=True)
-        make_corpus(work / "extra", 1, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
-        for f in (work / "extra" / "sessions" / "raw").glob("*.jsonl"):
-            shutil.move(str(f), work / "sessions" / "raw" / f.name)
-        shutil.rmtree(work / "extra")
+        add_session(work, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
         commit_all(work, "one more session")
         bare = tmp / f"bare-{i}"
         shutil.copytree(work, bare, symlinks=True)
@@ -118,6 +150,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-locomo", action="store_true")
+    ap.add_argument("--keep", type=Path, metavar="DIR", help="compile the synthetic Brain into DIR once; reuse it later")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dream-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -126,7 +159,15 @@ def main() -> None:
         print(f"python -c pass: {time.perf_counter() - start:.3f} s")
         if LOCOMO.is_file() and not args.skip_locomo:
             full_compile("locomo-dev", lambda r: sh(str(BIN / "dream"), "import", "locomo", str(LOCOMO), "--brain", str(r)), args.runs, tmp)
-        compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
+        kept = args.keep.resolve() if args.keep else None
+        if kept is not None and (kept / ".dream" / "state.json").is_file():
+            print(f"synthetic-{args.sessions}: reusing the Brain compiled in {kept}")
+            warm_cards(kept)
+            compiled = kept
+        else:
+            compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
+            if kept is not None:
+                shutil.copytree(compiled, kept, symlinks=True)
         incremental(compiled, args.runs, tmp)
 
 

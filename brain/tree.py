@@ -6,6 +6,7 @@ live wiki and on dream's staged tree (staged files over the live ones, minus sta
 
 from __future__ import annotations
 
+import bisect
 import os
 from pathlib import Path
 from typing import Protocol
@@ -122,8 +123,11 @@ class OverlayTree:
 
     def files(self) -> list[str]:
         if self._files is None:
-            merged = (set(self.base.files()) | set(self.upper.files())) - self.deleted
-            self._files = sorted(merged)
+            # Listings are sorted and the upper one is small (a run's staged files): inserting
+            # them beats sorting the union of ~100,000 paths for every view of a run.
+            self._files = insert_sorted(self.base.files(), self.upper.files())
+            if self.deleted:
+                self._files = [rel for rel in self._files if rel not in self.deleted]
         return self._files
 
     def _pick(self, rel: str) -> Tree:
@@ -152,6 +156,16 @@ class OverlayTree:
     def brain_root(self) -> Path:
         """The live Brain's folder (symlinks are judged against it)."""
         return getattr(self.base, "root", self.upper.root)
+
+
+def insert_sorted(listing: list[str], more: list[str]) -> list[str]:
+    """A copy of the sorted `listing` with the paths of `more` it lacks, in order."""
+    out = list(listing)
+    for rel in more:
+        i = bisect.bisect_left(out, rel)
+        if i == len(out) or out[i] != rel:
+            out.insert(i, rel)
+    return out
 
 
 def _walk(root: Path) -> tuple[list[str], list[str]]:

@@ -11,6 +11,7 @@ import hashlib
 from collections import defaultdict
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
+from weakref import WeakKeyDictionary
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
@@ -18,7 +19,7 @@ from brain.errors import PageError
 from brain.page import Page, parse_page
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import Tree
+from brain.tree import OverlayTree, Tree, insert_sorted
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -48,6 +49,7 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
 
 
 _KINDS: dict[str, str] = {}
+_PAGE_ROOT, _NOTE_ROOT = layout.KNOWLEDGE + "/", layout.NOTES + "/"
 
 
 def _kind(rel: str) -> str:
@@ -57,16 +59,45 @@ def _kind(rel: str) -> str:
     if kind is None:
         kind = ""
         if rel.endswith(".md") and rel not in layout.GENERATED:
-            if layout.is_page_path(rel):
-                kind = "page"
-            elif layout.is_note_path(rel):
-                kind = "note"
+            # Each kind lives under its own top folder: test only the one the path is in.
+            if rel.startswith(_PAGE_ROOT):
+                kind = "page" if layout.is_page_path(rel) else ""
+            elif rel.startswith(_NOTE_ROOT):
+                kind = "note" if layout.is_note_path(rel) else ""
             elif layout.is_summary_path(rel):
                 kind = "summary"
         if len(_KINDS) >= 1_000_000:
             _KINDS.clear()
         _KINDS[rel] = kind
     return kind
+
+
+doc_kind = _kind  # for callers that list documents themselves
+_DOC_PATHS: "WeakKeyDictionary[Tree, list[str]]" = WeakKeyDictionary()
+
+
+def doc_paths_of(tree: Tree) -> list[str]:
+    """The tree's page, note and summary files that are not symlinks (sorted; do not modify).
+
+    Remembered per tree: a run makes several views of its staged files over one live tree, and
+    classifying the live tree's ~100,000 files is done once, then only the staged ones are added."""
+    found = _DOC_PATHS.get(tree)
+    if found is None:
+        if isinstance(tree, OverlayTree):
+            upper, docs, hidden = tree.upper, [], set(tree.deleted)
+            for rel in upper.files():  # an upper file hides the base's, symlink or not
+                if _kind(rel) and upper.is_symlink(rel):
+                    hidden.add(rel)
+                elif _kind(rel):
+                    docs.append(rel)
+            found = insert_sorted(doc_paths_of(tree.base), docs)
+            if hidden:
+                found = [rel for rel in found if rel not in hidden]
+        else:
+            is_symlink = tree.is_symlink
+            found = [rel for rel in tree.files() if _kind(rel) and not is_symlink(rel)]
+        _DOC_PATHS[tree] = found
+    return found
 
 
 def parse_cached(rel: str, text: str) -> "Page | None":
@@ -92,8 +123,7 @@ class BrainView:
     @cached_property
     def _doc_paths(self) -> list[str]:
         """Every page, note and summary file (not symlinks: S checks report those)."""
-        is_symlink = self.tree.is_symlink
-        return [rel for rel in self.tree.files() if _kind(rel) and not is_symlink(rel)]
+        return list(doc_paths_of(self.tree))
 
     def _load(self, paths: list[str]) -> dict[str, Page]:
         """Parse the given documents (once per view, and once per content per process)."""
@@ -227,7 +257,7 @@ class BrainView:
         for path in self._doc_paths:  # notes and summaries are named by their file (no parse needed)
             if _kind(path) != "page":
                 out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-        return {k: sorted(v) for k, v in out.items()}
+        return {k: sorted(v) if len(v) > 1 else list(v) for k, v in out.items()}
 
     @cached_property
     def slugs(self) -> dict[str, list[str]]:

@@ -76,6 +76,18 @@ class _Unusual(Exception):
 _encode = json.encoder.encode_basestring  # what json uses with ensure_ascii=False
 
 
+_SCALARS = (str, int, bool, type(None))  # not float: json.dumps formats those (the slow path)
+_FLAT: dict[str, json.JSONEncoder] = {}
+
+
+def _flat(pad: str) -> json.JSONEncoder:
+    """json's C encoder laying out a container of scalars as indent=1 would at this depth."""
+    enc = _FLAT.get(pad)
+    if enc is None:
+        enc = _FLAT[pad] = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False, separators=("," + pad + " ", ": "))
+    return enc
+
+
 def _dump(value: object, pad: str, out: list[str]) -> None:
     if type(value) is str:
         out.append(_encode(value))
@@ -84,6 +96,9 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
             out.append("{}")
             return
         inner = pad + " "
+        if all(type(k) is str for k in value) and all(type(v) in _SCALARS for v in value.values()):
+            out.append("{" + inner + _flat(pad).encode(value)[1:-1] + pad + "}")
+            return
         sep = "{" + inner
         for key in sorted(value):
             if type(key) is not str:
@@ -99,6 +114,9 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
             out.append("[]")
             return
         inner = pad + " "
+        if all(type(v) in _SCALARS for v in value):
+            out.append("[" + inner + _flat(pad).encode(value)[1:-1] + pad + "]")
+            return
         sep = "[" + inner
         for item in value:
             out.append(sep)

@@ -53,9 +53,8 @@ def _indexes(view: BrainView) -> list[_Index]:
             card = view.page_card(p) if layout.is_page_path(p) else None
             if card is not None:
                 page_lines[name] = card["line"]
-        summaries = {
-            f.rsplit("/", 1)[1][:-3]: f for f in view.tree.files() if layout.is_summary_path(f) and not view.tree.is_symlink(f)
-        }
+        # The view's documents (not symlinks) under the folder: no walk over every file of the tree.
+        summaries = {f.rsplit("/", 1)[1][:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/") if layout.is_summary_path(f)}
         summary_lines = {}
         for name, p in summaries.items():
             card = view.summary_card(p)

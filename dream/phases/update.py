@@ -8,6 +8,7 @@ Dream did not parse is rewritten. A page the owner deleted is recorded in forget
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 
 from brain import layout
@@ -38,6 +39,7 @@ def _failure(unit: str, reason: str):
     return UnitFailure(unit=unit, reason=reason)
 
 
+_BY_OBSERVED = operator.attrgetter("observed", "path")
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
 MAX_CITES = 3
 
@@ -47,41 +49,50 @@ def _shown_targets(note: Note) -> list[str]:
     return [*sources, *([note.superseded_by] if note.superseded_by else [])]
 
 
-def _numbered(notes: list[Note]) -> dict[str, int]:
+def _numbered(notes: list[Note]) -> tuple[dict[str, int], list[list[str]]]:
+    """Cite numbers in order of first use, and each note's shown targets (in the notes' order)."""
     numbers: dict[str, int] = {}
+    shown = []
     for note in notes:
-        for target in _shown_targets(note):
-            numbers.setdefault(target, len(numbers) + 1)
-    return numbers
+        targets = _shown_targets(note)
+        shown.append(targets)
+        for target in targets:
+            if target not in numbers:
+                numbers[target] = len(numbers) + 1
+    return numbers, shown
 
 
-def _page_fact(note: Note, numbers: dict[str, int]) -> PageFact:
-    targets = _shown_targets(note)
-    # model_construct: every value comes from a validated Note (a large page has ~40,000 facts).
-    return PageFact.model_construct(
-        kind=note.kind,
-        statement=note.statement,
-        cites=[numbers[t] for t in targets],
-        observed=note.observed,
-        event_date=note.event_date,
-        until=note.until,
-        slot=note.slot,
-    )
+def _page_facts(notes: list[Note], shown: list[list[str]], numbers: dict[str, int]) -> list[PageFact]:
+    # Plain construction: pydantic-core validates these keywords faster than model_construct
+    # assigns them (a large page has ~40,000 facts).
+    return [
+        PageFact(
+            kind=note.kind,
+            statement=note.statement,
+            cites=[numbers[t] for t in targets],
+            observed=note.observed,
+            event_date=note.event_date,
+            until=note.until,
+            slot=note.slot,
+        )
+        for note, targets in zip(notes, shown)
+    ]
 
 
 def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     """The page as Dream would write it from its notes (no owner edits applied)."""
     loc = layout.page_location(path)
     known = comp.resolver.by_slug[slug]
-    notes = sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
-    current = [n for n in notes if n.current]
-    history = [n for n in notes if not n.current]
+    notes = sorted(comp.topic_notes(slug).values(), key=_BY_OBSERVED)
+    current = [n for n in notes if n.until is None]  # Note.current, without a call per note
+    history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
     for note_path in comp.state.mentions.get(slug, []):
         other = comp.topic_notes(note_path.split("/")[1]).get(note_path)
         if other is not None and other.current and other.topic != slug:
             mentioned.append(other)
-    numbers = _numbered([*current, *history, *mentioned])
+    numbers, shown = _numbered([*current, *history, *mentioned])
+    ends = (len(current), len(current) + len(history))
     linked = sorted({m for n in [*current, *history, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
     names: dict[str, str] = {}
@@ -95,9 +106,9 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         title=known.title,
         type=loc[0],
         aliases=sorted(a for a in known.names if a != known.title and a.lower() != a),
-        current=[_page_fact(n, numbers) for n in current],
-        history=[_page_fact(n, numbers) for n in history],
-        mentioned=[_page_fact(n, numbers) for n in mentioned],
+        current=_page_facts(current, shown[: ends[0]], numbers),
+        history=_page_facts(history, shown[ends[0] : ends[1]], numbers),
+        mentioned=_page_facts(mentioned, shown[ends[1] :], numbers),
         related=[(s, comp.resolver.by_slug[s].title) for s in linked],
         names=names,
         instructions=comp.instructions.text,

@@ -183,3 +183,97 @@ def test_state_renders_exactly_as_json_dumps():
         data = value(0)
         assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
     assert dumps_indented({1: 2}) == json.dumps({1: 2}, indent=1, sort_keys=True, ensure_ascii=False)
+
+
+def test_a_save_rewrites_only_the_buckets_that_changed(tmp_path: Path):
+    from brain.doccache import BUCKETS, shard_of
+
+    folder = tmp_path / "cards"
+    cards = DocCards(folder)
+    paths = [f"notes/owner/fact-{i}.md" for i in range(300)]
+    for p in paths:
+        cards.remember(p, p.encode(), {"n": p})
+    cards.save()
+    files = sorted(folder.glob("*.json"))
+    assert 1 < len(files) <= BUCKETS
+    before = {f: f.read_bytes() for f in files}
+    again = DocCards(folder)
+    assert all(again.get(p) == [blob_id(p.encode()), {"n": p}] for p in paths)
+    again.remember(paths[7], b"new", {"n": "new"})
+    again.save()
+    changed = [f for f in files if f.read_bytes() != before[f]]
+    assert len(changed) == 1
+    assert json.loads(changed[0].read_bytes())["shard"] == shard_of(paths[7])
+    assert DocCards(folder).get(paths[7]) == [blob_id(b"new"), {"n": "new"}]
+    assert DocCards(folder).get(paths[8]) == [blob_id(paths[8].encode()), {"n": paths[8]}]
+
+
+def test_documents_of_a_staged_tree_are_those_a_full_listing_finds(tmp_path: Path):
+    from brain.tree import MemTree, OverlayTree
+    from brain.view import doc_kind, doc_paths_of
+
+    live = tmp_path / "live"
+    for rel in ("knowledge/people/ada.md", "knowledge/people/ben.md", "notes/ada/a.md", "sessions/summaries/s1.md", "guide.md", "knowledge/index.md"):
+        (live / rel).parent.mkdir(parents=True, exist_ok=True)
+        (live / rel).write_text("x\n", encoding="utf-8")
+    (live / "notes/ada/link.md").symlink_to(live / "notes/ada/a.md")
+    (live / "knowledge/people/cleo.md").symlink_to(live / "knowledge/people/ada.md")
+    base = DirTree(live)
+    assert doc_paths_of(base) == ["knowledge/people/ada.md", "knowledge/people/ben.md", "notes/ada/a.md", "sessions/summaries/s1.md"]
+    staged = {"knowledge/people/cleo.md": "y\n", "notes/ben/b.md": "y\n", "knowledge/index.md": "y\n", "sessions/summaries/s0.md": "y\n"}
+    for deleted in (frozenset(), frozenset({"knowledge/people/ben.md", "notes/ben/b.md"})):
+        tree = OverlayTree(base, MemTree(staged, tmp_path / "staged"), deleted=deleted)
+        naive = [rel for rel in sorted((set(base.files()) | set(staged)) - deleted) if doc_kind(rel) and not tree.is_symlink(rel)]
+        assert tree.files() == sorted((set(base.files()) | set(staged)) - deleted)
+        assert doc_paths_of(tree) == naive
+        assert BrainView(tree).paths_under("knowledge/") == [p for p in naive if p.startswith("knowledge/")]
+    upper = tmp_path / "upper"
+    (upper / "knowledge/people").mkdir(parents=True)
+    (upper / "knowledge/people/ada.md").symlink_to(live / "guide.md")  # a linked file hides the live page
+    assert "knowledge/people/ada.md" not in doc_paths_of(OverlayTree(base, DirTree(upper)))
+
+
+def test_index_lines_of_a_staged_tree_follow_its_writes_and_drops(tmp_path: Path):
+    from types import SimpleNamespace
+
+    from dream.run import _index_entries
+    from dream.staging import StagedTree
+
+    def page(title: str, summary: str) -> str:
+        return f"---\ntitle: {title}\ntype: person\nsummary: {summary}\n---\n# {title}\n"
+
+    def summary(sid: str, started: str) -> str:
+        return f"---\ntitle: Session {sid}\ntype: summary\nstarted: {started}\nsummary: Talked.\n---\n# {sid}\n"
+
+    live = tmp_path / "live"
+    files = {
+        "knowledge/people/ada.md": page("Ada", "A friend."),
+        "knowledge/people/ben.md": page("Ben", "A colleague."),
+        "sessions/summaries/s1.md": summary("s1", "2026-01-01T09:00:00+00:00"),
+    }
+    for rel, text in files.items():
+        (live / rel).parent.mkdir(parents=True, exist_ok=True)
+        (live / rel).write_text(text, encoding="utf-8")
+    tree = DirTree(live)
+    cards = DocCache(tmp_path / "cards")
+    staged = StagedTree(tmp_path / "staged", tree)
+    comp = SimpleNamespace(view=BrainView(tree, cards=cards), staged=staged, cache=cards, live_index=None)
+
+    def expected():  # what a fresh view of the staged tree lists
+        view = BrainView(staged.overlay(), cards=DocCache())
+        lines = {p: c["line"] for p in view.page_paths if (c := view.page_card(p)) is not None}
+        entries = {p.rsplit("/", 1)[1][:-3]: (c["started"], c["line"]) for p in view.paths_under("sessions/summaries/") if (c := view.summary_card(p)) is not None}
+        return lines, entries
+
+    assert _index_entries(comp) == expected()
+    staged.write("knowledge/people/ben.md", page("Ben", "A manager now."))
+    staged.write("knowledge/people/cleo.md", page("Cleo", "New."))
+    staged.write("knowledge/people/ada.md", "---\ntitle: [unclosed\n---\n")  # does not parse: no line
+    staged.write("sessions/summaries/s2.md", summary("s2", "2026-02-01T09:00:00+00:00"))
+    lines, entries = _index_entries(comp)
+    assert (lines, entries) == expected()
+    assert "knowledge/people/ada.md" not in lines and "manager" in lines["knowledge/people/ben.md"] and set(entries) == {"s1", "s2"}
+    for rel in ("knowledge/people/ben.md", "knowledge/people/ada.md", "sessions/summaries/s2.md"):
+        staged.drop(rel)  # the live file's line comes back
+    assert _index_entries(comp) == expected()
+    assert "A colleague." in _index_entries(comp)[0]["knowledge/people/ben.md"]
