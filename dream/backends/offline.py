@@ -183,6 +183,11 @@ def link_names(statement: str, names: dict[str, str]) -> str:
     return pattern.sub(_link, statement)
 
 
+@functools.lru_cache(maxsize=16384)  # the notes of a topic cite the same turns again and again
+def _evidence_words(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
 @functools.lru_cache(maxsize=256)
 def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
     return re.compile(r"(?<![\w\[|])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w\]])")
@@ -196,7 +201,7 @@ def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:
         return Verdict(label="unsupported", score=0.0, reason="no evidence text: the citation does not resolve")
     if not words:
         return Verdict(label="supported", score=1.0, reason="no content words to check")
-    found = set(content_words(" ".join(evidence)))
+    found = set().union(*(_evidence_words(e) for e in evidence))  # words never span the " " of a join
     score = len(words & found) / len(words)
     missing = sorted(words - found)
     if score >= SUPPORT_THRESHOLD:
