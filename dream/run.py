@@ -146,7 +146,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report)
 
     regenerate()
-    staged.flush()
+    staged.flush(background=True)  # written while the gate runs; the flush below waits for it
     fault("after-staging")
     gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
     fault("after-gate")

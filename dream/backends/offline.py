@@ -170,7 +170,12 @@ def link_names(statement: str, names: dict[str, str]) -> str:
     """Turn the first mention of each known name into a wikilink (longest names win)."""
     if not names:
         return statement
-    pattern = _names_pattern(tuple(sorted(names, key=lambda n: (-len(n), n))))
+    # Only names the statement holds can match: the alternation of those alone is the same
+    # regex for this statement, and usually small and already compiled.
+    present = sorted((n for n in names if n in statement), key=lambda n: (-len(n), n))
+    if not present:
+        return statement
+    pattern = _names_pattern(tuple(present))
     seen: set[str] = set()
 
     def _link(m: re.Match) -> str:
@@ -188,7 +193,7 @@ def _evidence_words(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4096)
 def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
     return re.compile(r"(?<![\w\[|])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w\]])")
 
