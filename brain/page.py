@@ -145,22 +145,36 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None,
     if "\x00" in text:
         raise PageError(path, 1, "binary content (NUL byte)", "remove the file or save it as UTF-8 text")
     stripped = text.lstrip("\ufeff")
-    # Split at "\n" only: str.splitlines also splits at \f, \x1c, \u2028…, which would shift
-    # every line number after them (markdown-it and the YAML marks count "\n" only).
-    lines = stripped.split("\n")
-    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    # Lines end at "\n" only: str.splitlines also splits at \f, \x1c, \u2028…, which would shift
+    # every line number after them (markdown-it and the YAML marks count "\n" only). Only the
+    # lines up to the closing `---` are looked at; the body is the rest of the text.
+    first_end = _line_end(stripped, 0)
+    if not stripped or stripped[:first_end].rstrip("\r\n") != "---":
         raise PageError(path, 1, "no front matter: the file must start with a line '---'", "add title/type front matter")
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
-    if end is None:
+    start, pos, end = first_end, first_end, 1
+    while pos < len(stripped):
+        nxt = _line_end(stripped, pos)
+        if stripped[pos:nxt].rstrip("\r\n") in ("---", "..."):
+            break
+        pos, end = nxt, end + 1
+    else:
         raise PageError(path, 1, "front matter is not closed by a line '---'", "add the closing '---'")
-    fm_text = "".join(lines[1:end])
+    fm_text = stripped[start:pos]
     if len(fm_text) > MAX_FRONTMATTER_CHARS:
         raise PageError(path, 2, f"front matter is larger than {MAX_FRONTMATTER_CHARS} characters", "shorten it")
     meta = _load_yaml(fm_text, path)
-    key_lines = {m.group(1): fm_text.count("\n", 0, m.start()) + 2 for m in _KEY_LINE_RE.finditer(fm_text)}
-    block = "".join(lines[: end + 1])
-    return meta, block, "".join(lines[end + 1 :]), end + 2, key_lines
+    key_lines, line, at = {}, 2, 0
+    for m in _KEY_LINE_RE.finditer(fm_text):
+        line, at = line + fm_text.count("\n", at, m.start()), m.start()
+        key_lines[m.group(1)] = line
+    closed = _line_end(stripped, pos)
+    return meta, stripped[:closed], stripped[closed:], end + 2, key_lines
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Where the line starting at `pos` ends (after its "\n", or at the end of the text)."""
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
 
 
 def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:

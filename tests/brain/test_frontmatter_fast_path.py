@@ -8,7 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from brain.page import Frontmatter, _Loader, _simple_yaml, dump_frontmatter
+from brain.errors import PageError
+from brain.page import _KEY_LINE_RE, Frontmatter, _Loader, _simple_yaml, dump_frontmatter, split_frontmatter
 
 
 def _typed(value):
@@ -90,3 +91,35 @@ def test_what_dream_writes_takes_the_fast_path() -> None:
     summary = "title: S1\ntype: session\nid: '2024-01-01-s1'\nstarted: '2024-01-01T09:00:00+00:00'\nparticipants: [Owner, assistant]\nturns: 10\ntopics: []\n"
     for text in (note, summary):
         assert not _agrees(text)
+
+
+def _split_by_lines(text: str):
+    """split_frontmatter's split as it was written first (every line of the text), for reference."""
+    stripped = text.lstrip("\ufeff")
+    lines = stripped.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    if not lines or lines[0].rstrip("\r\n") != "---":
+        return "no front matter"
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
+    if end is None:
+        return "not closed"
+    fm_text = "".join(lines[1:end])
+    key_lines = {m.group(1): fm_text.count("\n", 0, m.start()) + 2 for m in _KEY_LINE_RE.finditer(fm_text)}
+    return "".join(lines[: end + 1]), "".join(lines[end + 1 :]), end + 2, key_lines
+
+
+_DOC_PIECES = st.sampled_from(["---", "...", "\n", "\r\n", "\r", "\ufeff", "a: 1", "title: x", "b:", "  c: d", "x", " ", "---x", "# h", "\f", "\u2028"])
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_DOC_PIECES, max_size=14).map("".join))
+def test_split_frontmatter_cuts_where_the_line_by_line_split_did(text: str) -> None:
+    expected = _split_by_lines(text)
+    try:
+        _meta, block, body, body_line, key_lines = split_frontmatter(text, "p.md")
+    except PageError as exc:
+        split_error = "no front matter" if "no front matter" in str(exc) else "not closed" if "not closed" in str(exc) else None
+        # Otherwise the split agreed and the YAML between the lines was refused.
+        assert split_error == (expected if isinstance(expected, str) else None), text
+    else:
+        assert (block, body, body_line, key_lines) == expected, text
