@@ -49,6 +49,7 @@ _LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
 
 class OfflineBackend(ModelBackend):
     name: ClassVar[str] = "offline"
+    pure: ClassVar[bool] = True
 
     def summarize(self, req: SummarizeRequest) -> SessionSummary:
         return summarize(req.session, req.owner, req.first_turn)
