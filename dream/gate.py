@@ -60,8 +60,12 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         written = staged.written
         view = BrainView(staged.overlay(), focus=written, cards=cards)
         # The first round judges (nearly) every staged file: a pure backend's verdicts are worked
-        # out by a forked process while this one runs the validators.
-        ahead = judge_ahead(view, staged, [p for p in written if _judged(p)], backend) if round_ == 0 and backend.pure else None
+        # out by a forked process while this one runs the validators. Both need every staged
+        # document parsed: that is done first, here, so the child inherits it.
+        ahead = None
+        if round_ == 0 and backend.pure:
+            view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
+            ahead = judge_ahead(view, staged, [p for p in written if _judged(p)], backend)
         try:
             findings = [f for f in run_checks(view) if f.path in written]
         except BaseException:
