@@ -461,10 +461,9 @@ def _patch_block(block: str, old: Frontmatter, new: Frontmatter) -> str | None:
 
 def dump_frontmatter(fm: Frontmatter) -> str:
     """Canonical front matter block: KEY_ORDER but `sources`, unknown keys in their order, then `sources`."""
-    data = fm.model_dump(exclude_none=True)
     out = ["---"]
     for key in KEY_ORDER[:-1]:
-        value = data.get(key)
+        value = getattr(fm, key)  # the declared fields: plain values (model_dump would only copy them)
         if value in (None, [], {}) or (key == "summary" and value == ""):
             continue
         out.append(_dump_item(key, value, 0))
