@@ -20,6 +20,8 @@ from validators import Finding, run_checks
 from validators.verifier import ClaimVerdict
 
 MAX_ROUNDS = 4
+#: Fewer staged files than this are judged in process (a nightly run): forking would cost more.
+AHEAD_MIN_FILES = 200
 
 
 @dataclass
@@ -63,9 +65,10 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         # out by a forked process while this one runs the validators. Both need every staged
         # document parsed: that is done first, here, so the child inherits it.
         ahead = None
-        if round_ == 0 and backend.pure:
+        candidates = [p for p in written if _judged(p)] if round_ == 0 and backend.pure else []
+        if len(candidates) >= AHEAD_MIN_FILES:
             view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
-            ahead = judge_ahead(view, staged, [p for p in written if _judged(p)], backend)
+            ahead = judge_ahead(view, staged, candidates, backend)
         try:
             findings = [f for f in run_checks(view) if f.path in written]
         except BaseException:

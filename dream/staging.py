@@ -21,6 +21,10 @@ class StagingError(BrainError):
     """A write the layout does not allow."""
 
 
+#: Fewer files than this are written in process: starting the writer would cost more.
+BACKGROUND_MIN_FILES = 200
+
+
 class StagedTree:
     """Files written by this run, over the live tree they will replace."""
 
@@ -63,7 +67,7 @@ class StagedTree:
         self.wait()
         jobs = [(rel, self._written.get(rel)) for rel in sorted(self._unflushed)]
         self._unflushed.clear()
-        if background and jobs:
+        if background and len(jobs) >= BACKGROUND_MIN_FILES:
             self._writer = _start_writer(self.root, jobs)
             return
         for rel, text in jobs:

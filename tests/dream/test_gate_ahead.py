@@ -11,7 +11,7 @@ from typing import ClassVar
 from brain.page import Frontmatter, render_new
 from brain.tree import DirTree
 from dream.backends.offline import OfflineBackend
-from dream.gate import run_gate
+from dream.gate import AHEAD_MIN_FILES, run_gate
 from dream.notes import Note, render_note
 from dream.settings import VerifierPolicy
 from dream.staging import StagedTree
@@ -35,10 +35,11 @@ class SerialOffline(OfflineBackend):
 
 def _gate(root: Path, backend, policy: VerifierPolicy):
     staged = StagedTree(root / f"staged-{type(backend).__name__}", DirTree(root))
-    for slug, (statement, sources) in STATEMENTS.items():
-        note = Note(path=f"notes/ada/{slug}.md", statement=statement, kind="identity", topic="ada", confidence=0.8,
-                    observed=dt.date(2026, 5, 3), sources=sources)
-        staged.write(note.path, render_note(note))
+    for i in range(AHEAD_MIN_FILES // len(STATEMENTS) + 1):  # enough files for the gate to fork
+        for slug, (statement, sources) in STATEMENTS.items():
+            note = Note(path=f"notes/ada/{slug}-{i}.md", statement=statement, kind="identity", topic="ada", confidence=0.8,
+                        observed=dt.date(2026, 5, 3), sources=sources)
+            staged.write(note.path, render_note(note))
     page = Frontmatter(title="Ada", type="person", summary="A person.", created=dt.date(2026, 5, 3), updated=dt.date(2026, 5, 3),
                        sources={1: "session:s1#t1"})
     staged.write("knowledge/people/ada.md", render_new(page, "# Ada\n\n## About\n- 2026-05-03: Ada moved to Kyoto. [cite:1]\n- 2026-05-03: Ada collects rare stamps from Peru. [cite:1]\n"))
@@ -64,4 +65,4 @@ def test_verdicts_judged_ahead_equal_verdicts_judged_in_process(tmp_path: Path) 
         assert ahead == serial
         assert ahead_files == serial_files
         assert any(v["label"] == "unsupported" for v in ahead["verdicts"]) or ahead["removed"] or ahead["rejected"]
-    assert "notes/ada/gone.md" in ahead["rejected"]
+    assert "notes/ada/gone-0.md" in ahead["rejected"]
