@@ -37,6 +37,19 @@ class CitationTarget(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> "CitationTarget":
+        """The target a string names; raises CitationError (saying what is wrong) when malformed."""
+        cached = cls is CitationTarget and type(text) is str
+        hit = _PARSED.get(text) if cached else None
+        if hit is None:
+            hit = cls._parse(text)
+            if cached:
+                if len(_PARSED) >= 200_000:
+                    _PARSED.clear()
+                _PARSED[text] = hit
+        return hit
+
+    @classmethod
+    def _parse(cls, text: str) -> "CitationTarget":
         text = str(text).strip()
         m = _SESSION_RE.match(text)
         if m:
@@ -83,6 +96,11 @@ class CitationTarget(BaseModel):
                 return f"session:{self.ref}#t{self.first_turn}-t{self.last_turn}"
             return f"session:{self.ref}#t{self.first_turn}"
         return f"{self.kind}:{self.ref}"
+
+
+#: Targets by the string they were parsed from (frozen models: one instance serves every reader).
+#: A gate checks and resolves each note's targets several times; parsing was a hot spot.
+_PARSED: dict[str, CitationTarget] = {}
 
 
 def expand_session_cites(targets: list[CitationTarget]) -> list[str]:

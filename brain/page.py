@@ -145,25 +145,42 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None,
     if "\x00" in text:
         raise PageError(path, 1, "binary content (NUL byte)", "remove the file or save it as UTF-8 text")
     stripped = text.lstrip("\ufeff")
-    # Split at "\n" only: str.splitlines also splits at \f, \x1c, \u2028…, which would shift
-    # every line number after them (markdown-it and the YAML marks count "\n" only).
-    lines = stripped.split("\n")
-    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    if not lines or lines[0].rstrip("\r\n") != "---":
+    # Lines end at "\n" only: str.splitlines also splits at \f, \x1c, \u2028…, which would shift
+    # every line number after them (markdown-it and the YAML marks count "\n" only). Only the
+    # lines up to the closing `---` are looked at; the body is the rest of the text.
+    first_end = _line_end(stripped, 0)
+    if not stripped or stripped[:first_end].rstrip("\r\n") != "---":
         raise PageError(path, 1, "no front matter: the file must start with a line '---'", "add title/type front matter")
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n") in ("---", "...")), None)
-    if end is None:
+    start, pos, end = first_end, first_end, 1
+    while pos < len(stripped):
+        nxt = _line_end(stripped, pos)
+        if stripped[pos:nxt].rstrip("\r\n") in ("---", "..."):
+            break
+        pos, end = nxt, end + 1
+    else:
         raise PageError(path, 1, "front matter is not closed by a line '---'", "add the closing '---'")
-    fm_text = "".join(lines[1:end])
+    fm_text = stripped[start:pos]
     if len(fm_text) > MAX_FRONTMATTER_CHARS:
         raise PageError(path, 2, f"front matter is larger than {MAX_FRONTMATTER_CHARS} characters", "shorten it")
     meta = _load_yaml(fm_text, path)
-    key_lines = {m.group(1): fm_text.count("\n", 0, m.start()) + 2 for m in _KEY_LINE_RE.finditer(fm_text)}
-    block = "".join(lines[: end + 1])
-    return meta, block, "".join(lines[end + 1 :]), end + 2, key_lines
+    key_lines, line, at = {}, 2, 0
+    for m in _KEY_LINE_RE.finditer(fm_text):
+        line, at = line + fm_text.count("\n", at, m.start()), m.start()
+        key_lines[m.group(1)] = line
+    closed = _line_end(stripped, pos)
+    return meta, stripped[:closed], stripped[closed:], end + 2, key_lines
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Where the line starting at `pos` ends (after its "\n", or at the end of the text)."""
+    nl = text.find("\n", pos)
+    return len(text) if nl < 0 else nl + 1
 
 
 def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
+    fast = _simple_yaml(fm_text)
+    if fast is not None:
+        return fast
     try:
         # An anchor needs `&` and an alias `*`: without them the event scan (as slow as the load) is skipped.
         for event in yaml.parse(fm_text, Loader=_Loader) if "&" in fm_text or "*" in fm_text else ():
@@ -186,6 +203,154 @@ def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise PageError(path, 2, f"front matter must be a mapping of keys, not {type(meta).__name__}", "write key: value lines")
     return meta
+
+
+# -- the front matter Brain writes, read without PyYAML -----------------------------------------
+# What dump_frontmatter writes (and most hand-written front matter) is a small subset of YAML:
+# `key: scalar`, `key: [a, b]`, `key: {}` and one level of `key:` + `  k: scalar` lines. It is
+# read here with PyYAML's own resolver; anything else (comments, blocks, escapes, odd scalars,
+# duplicate keys, …) returns None and goes through PyYAML, so the result is always PyYAML's.
+_RESOLVER = yaml.resolver.Resolver()
+_STR_TAG = "tag:yaml.org,2002:str"
+_SIMPLE_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
+_SIMPLE_NESTED_RE = re.compile(r"  ([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
+_INT_RE = re.compile(r"[1-9][0-9]*|0")
+_FLOAT_RE = re.compile(r"[0-9]+\.[0-9]+")
+_YMD_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_SINGLE_RE = re.compile(r"'((?:[^']|'')*)'")
+_DOUBLE_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_ESCAPE_RE = re.compile(r"\\(?:([\\\"])|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_NO = object()  # "not in the subset"
+
+
+def _simple_yaml(fm_text: str) -> dict[str, Any] | None:
+    """The mapping PyYAML's safe loader reads from `fm_text`, or None when it is not in the subset."""
+    if not fm_text.endswith("\n") or "\t" in fm_text or "\r" in fm_text:
+        return None
+    out: dict[Any, Any] = {}
+    nested: dict[Any, Any] | None = None  # the mapping of the last `key:` line
+    for line in fm_text.splitlines(keepends=True):
+        if not line[:-1].isprintable():  # also excludes the other YAML line breaks and a BOM
+            return None
+        inner = line.startswith("  ")
+        m = (_SIMPLE_NESTED_RE if inner else _SIMPLE_LINE_RE).fullmatch(line)
+        if m is None or (inner and (nested is None or m.group(2) is None)):
+            return None
+        if not inner and nested == {}:
+            return None  # `key:` with nothing under it is null: left to PyYAML
+        target = nested if inner else out
+        key = _plain(m.group(1), flow=False)
+        if key is _NO or isinstance(key, (bool, dt.date)) or key in target:
+            return None
+        if m.group(2) is None:
+            nested = out[key] = {}
+            continue
+        if not inner:
+            nested = None
+        value = _value(m.group(2))
+        if value is _NO:
+            return None
+        target[key] = value
+    return None if nested == {} else out
+
+
+def _value(text: str) -> Any:
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1]
+        if not inner:
+            return []
+        items = []
+        for item in _flow_items(inner):
+            value = _scalar_value(item, flow=True)
+            if value is _NO:
+                return _NO
+            items.append(value)
+        return items
+    if text == "{}":
+        return {}
+    return _scalar_value(text, flow=False)
+
+
+def _flow_items(inner: str) -> list[str]:
+    """`a, 'b, c', "d"` split at the commas between items (quoted commas kept)."""
+    items, start, quote, i = [], 0, None, 0
+    while i < len(inner):
+        c = inner[i]
+        if quote == "'":
+            if c == "'":
+                if inner[i + 1 : i + 2] == "'":
+                    i += 1
+                else:
+                    quote = None
+        elif quote == '"':
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                quote = None
+        elif c in "'\"" and i == start:
+            quote = c
+        elif c == ",":
+            items.append(inner[start:i])
+            if inner[i + 1 : i + 2] != " ":
+                return ["[bad"]
+            start = i + 2
+            i += 1
+        i += 1
+    items.append(inner[start:])
+    return items
+
+
+def _scalar_value(text: str, flow: bool) -> Any:
+    if text.startswith("'"):
+        m = _SINGLE_RE.fullmatch(text)
+        return m.group(1).replace("''", "'") if m else _NO
+    if text.startswith('"'):
+        m = _DOUBLE_RE.fullmatch(text)
+        if m is None:
+            return _NO
+        bad = False
+
+        def unescape(e: re.Match) -> str:
+            nonlocal bad
+            if e.group(1):
+                return e.group(1)
+            if e.group(5) is not None:
+                bad = True
+                return ""
+            code = int(e.group(2) or e.group(3) or e.group(4), 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                bad = True
+                return ""
+            return chr(code)
+
+        value = _ESCAPE_RE.sub(unescape, m.group(1))
+        return _NO if bad else value
+    return _plain(text, flow)
+
+
+@functools.lru_cache(maxsize=65536)  # keys, types, dates and targets repeat across documents
+def _plain(text: str, flow: bool) -> Any:
+    """A plain scalar as PyYAML resolves and builds it (str, simple int, float or date), else _NO."""
+    if not text or text != text.strip() or text[0] in _PLAIN_START or ": " in text or " #" in text or text.endswith(":"):
+        return _NO
+    if flow and any(c in text for c in ",[]{}?:#"):
+        return _NO
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    if tag == _STR_TAG:
+        return text
+    if tag == "tag:yaml.org,2002:int" and _INT_RE.fullmatch(text):
+        return int(text)
+    if tag == "tag:yaml.org,2002:float" and _FLOAT_RE.fullmatch(text):
+        return float(text)
+    if tag == "tag:yaml.org,2002:timestamp":
+        m = _YMD_RE.fullmatch(text)
+        if m:
+            try:
+                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            except ValueError:
+                return _NO  # PyYAML names the error
+    return _NO
 
 
 _DATE_VALUE_RE = re.compile(r":\s*(\d{4})-(\d{1,2})-(\d{1,2})\b")
@@ -296,10 +461,9 @@ def _patch_block(block: str, old: Frontmatter, new: Frontmatter) -> str | None:
 
 def dump_frontmatter(fm: Frontmatter) -> str:
     """Canonical front matter block: KEY_ORDER but `sources`, unknown keys in their order, then `sources`."""
-    data = fm.model_dump(exclude_none=True)
     out = ["---"]
     for key in KEY_ORDER[:-1]:
-        value = data.get(key)
+        value = getattr(fm, key)  # the declared fields: plain values (model_dump would only copy them)
         if value in (None, [], {}) or (key == "summary" and value == ""):
             continue
         out.append(_dump_item(key, value, 0))

@@ -14,12 +14,14 @@ from brain import layout
 from brain.doccache import DocCards
 from brain.view import BrainView
 from dream.backends.base import ModelBackend, VerifyRequest
-from dream.claims import judge_claims, remove_claims
+from dream.claims import judge_ahead, judge_claims, remove_claims
 from dream.settings import VerifierPolicy
 from validators import Finding, run_checks
 from validators.verifier import ClaimVerdict
 
 MAX_ROUNDS = 4
+#: Fewer staged files than this are judged in process (a nightly run): forking would cost more.
+AHEAD_MIN_FILES = 200
 
 
 @dataclass
@@ -56,16 +58,33 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
     policy = policy or VerifierPolicy()
     result = GateResult()
     verified: dict[str, list[ClaimVerdict]] = {}
-    for _ in range(MAX_ROUNDS):
+    for round_ in range(MAX_ROUNDS):
         written = staged.written
         view = BrainView(staged.overlay(), focus=written, cards=cards)
-        findings = [f for f in run_checks(view) if f.path in written]
+        # The first round judges (nearly) every staged file: a pure backend's verdicts are worked
+        # out by a forked process while this one runs the validators. Both need every staged
+        # document parsed: that is done first, here, so the child inherits it.
+        ahead = None
+        candidates = [p for p in written if _judged(p)] if round_ == 0 and backend.pure else []
+        if len(candidates) >= AHEAD_MIN_FILES:
+            view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
+            ahead = judge_ahead(view, staged, candidates, backend)
+        try:
+            findings = [f for f in run_checks(view) if f.path in written]
+        except BaseException:
+            if ahead is not None:
+                ahead.discard()
+            raise
         bad: dict[str, list[str]] = {}
         for f in findings:
             if f.severity == "error":
                 bad.setdefault(f.path, []).append(f.lint_line())
-        todo = [p for p in written if p not in bad and p not in verified and p.endswith(".md") and p not in layout.GENERATED]
-        verdicts, failed = judge_claims(view, staged, todo, backend)
+        todo = [p for p in written if p not in bad and p not in verified and _judged(p)]
+        found = ahead.result() if ahead is not None else None
+        if found is not None:  # verdicts of a pure backend do not depend on which files are asked
+            verdicts, failed = {p: found[p] for p in todo}, {}
+        else:
+            verdicts, failed = judge_claims(view, staged, todo, backend)
         verified.update(verdicts)
         for path, why in failed.items():
             bad[path] = [f"{path}: {why}"]
@@ -93,6 +112,11 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         regenerate()
     result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards)) if f.path in staged.written]
     return result
+
+
+def _judged(path: str) -> bool:
+    """Files whose claims the verifier judges: documents Dream writes, not the generated indexes."""
+    return path.endswith(".md") and path not in layout.GENERATED
 
 
 def _apply_policy(staged, path: str, verdicts: list[ClaimVerdict], policy: VerifierPolicy, result: GateResult, bad: dict) -> bool:

@@ -163,7 +163,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         _write_generated(comp, report, with_state=final)
 
     regenerate()
-    staged.flush()
+    staged.flush(background=True)  # written while the gate runs; the flush below waits for it
     fault("after-staging")
     gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
     fault("after-gate")
@@ -206,9 +206,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
         fault("after-plan")
-        # Files whose final text is what the staged folder holds are hashed from there.
-        sources = {rel: staged.root / rel for rel, text in sync.writes.items() if written.get(rel) == text}
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id, sources)
+        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id)
         report.commit = result.commit
         report.conflicts += result.conflicts
     return _finish(root, run_id, report)
@@ -222,9 +220,9 @@ def _finish(root: Path, run_id: str, report: RunReport) -> RunReport:
     return report
 
 
-#: How many of the newest runs keep their scratch (staged tree, private git index, blob lists) for
-#: inspection; older runs keep only what is small and says what happened (report.json, message,
-#: calls.jsonl, record/). A nightly run's private index is the size of the Brain's git index.
+#: How many of the newest runs keep their scratch (staged tree; the private git index and blob lists
+#: of runs made before sync used fast-import) for inspection; older runs keep only what is small and
+#: says what happened (report.json, message, calls.jsonl, record/).
 KEEP_SCRATCH = 5
 _SCRATCH = ("staged", "blobs", "index", "blob-list", "index-info")
 

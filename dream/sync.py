@@ -8,6 +8,7 @@ text stays and Dream's change is deferred. `apply_sync` writes atomically and co
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
-from brain.repo import BrainRepo
+from brain.repo import BrainRepo, blob_id
 from dream.merge import merge3
 
 DREAM_AUTHOR = "Dream <dream@localhost>"
@@ -93,13 +94,12 @@ class SyncResult(BaseModel):
 
 
 def apply_sync(
-    root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path, sources: dict[str, Path] | None = None
+    root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path
 ) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
     If the owner committed while the run worked, the branch moved: the plan is merged onto their
-    commit (3-way per file, their text wins on conflict) and the swap is tried again. `sources`
-    names files already holding exactly a write's text (the staged tree): git reads those.
+    commit (3-way per file, their text wins on conflict) and the swap is tried again.
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -107,8 +107,7 @@ def apply_sync(
     ref = repo.git("symbolic-ref", "-q", "HEAD").strip() or "HEAD"
     writes, conflicts, rebased = dict(plan.writes), [], 0
     for _ in range(5):
-        known = {rel: f for rel, f in (sources or {}).items() if plan.writes.get(rel) == writes.get(rel)}
-        new = _build_commit(repo, writes, message, base, run_dir, known)
+        new = _build_commit(repo, writes, message, base, run_dir)
         fault("after-commit-object")
         before = {rel: _read_text(root / rel) for rel in sorted(writes)}
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, files=before)
@@ -131,37 +130,73 @@ def apply_sync(
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
-def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path, known: dict[str, Path] | None = None) -> str:
-    """Blobs, a tree from a private index, and a commit object: nothing visible changes yet."""
+def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path) -> str:
+    """Blobs and trees from one `git fast-import`, then a commit object: nothing visible changes yet.
+
+    fast-import reads only the folders of `base` the writes touch and stores everything in one
+    pack (loose objects when there are few), so the cost follows the change, not the Brain's size.
+    Its throwaway commit is never named by a ref (`reset` drops the branch); only the tree is used.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
-    index = run_dir / "index"
-    index.unlink(missing_ok=True)
-    env = {"GIT_INDEX_FILE": str(index)}
-    blobs_dir = run_dir / "blobs"
-    blobs_dir.mkdir(exist_ok=True)
-    names = sorted(writes)
-    files = []
-    for i, rel in enumerate(names):
-        f = (known or {}).get(rel)
-        if f is None:
-            f = blobs_dir / f"{i}"
-            f.write_bytes(writes[rel].encode("utf-8"))
-        files.append(str(f))
-    list_file = run_dir / "blob-list"
-    list_file.write_text("\n".join(files) + "\n", encoding="utf-8")
-    ids = repo.git("hash-object", "-w", f"--stdin-paths", istream=list_file).split()
+    tree = _fast_import_tree(repo.root, writes, base)
     fault("after-blobs")
-    if base:
-        repo.git("read-tree", base, env=env)
-    info = run_dir / "index-info"
-    info.write_text("".join(f"100644 {blob}\t{rel}\n" for blob, rel in zip(ids, names)), encoding="utf-8")
-    repo.git("update-index", "--index-info", env=env, istream=info)
-    tree = repo.git("write-tree", env=env).strip()
     fault("after-tree")
     msg = run_dir / "message"
     msg.write_text(message, encoding="utf-8")
     parents = ["-p", base] if base else []
     return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip()
+
+
+_SCRATCH_REF = "refs/dream/sync"
+
+
+def _fast_import_tree(root: Path, writes: dict[str, str], base: str | None) -> str:
+    """The id of `base`'s tree with `writes` applied (all files 100644), objects written by git."""
+    with tempfile.TemporaryFile() as err:  # not a pipe: nothing can block while the stream is written
+        proc = subprocess.Popen(
+            ["git", "fast-import", "--quiet", "--date-format=raw"],
+            cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, bufsize=1 << 20,
+        )
+        try:
+            head = f"commit {_SCRATCH_REF}\nmark :1\ncommitter Dream <dream@localhost> 0 +0000\ndata 0\n"
+            proc.stdin.write(head.encode() + (f"from {base}\n".encode() if base else b""))
+            for rel in sorted(writes):
+                data = writes[rel].encode("utf-8")
+                proc.stdin.write(b"M 100644 inline %s\ndata %d\n%s\n" % (_quote_path(rel), len(data), data))
+            # No `done`: a run killed mid-stream then leaves only unreachable objects, not a crash report.
+            proc.stdin.write(f"\nreset {_SCRATCH_REF}\n\nls :1 \"\"\n".encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # fast-import stopped early: its message is in `err`
+        out = proc.stdout.read()
+        proc.stdout.close()
+        code = proc.wait()
+        err.seek(0)
+        why = err.read().decode("utf-8", errors="replace").strip().splitlines()
+    # "040000 tree <id>\t" names the root tree of the commit built above.
+    parts = out.split()
+    if code != 0 or len(parts) < 3 or parts[1] != b"tree":
+        raise BrainError(f"git fast-import failed: {why[0] if why else f'exit {code}'}", "run `git fsck`, then `dream run` again")
+    return parts[2].decode("ascii")
+
+
+_PLAIN_PATH_RE = re.compile(r'^[^"\\\x00-\x1f\x7f]+$')
+
+
+def _quote_path(rel: str) -> bytes:
+    """A path as fast-import reads it: C-style quoted when it holds a quote, backslash or control."""
+    data = rel.encode("utf-8")
+    if _PLAIN_PATH_RE.match(rel):
+        return data
+    out = bytearray(b'"')
+    for byte in data:
+        if byte in b'"\\':
+            out += b"\\" + bytes([byte])
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out + b'"')
 
 
 def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None, scratch: Path) -> tuple[dict[str, str], list[str]]:
@@ -196,36 +231,44 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     repo = BrainRepo(root)
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
         targets = _read_many(repo, journal.new, sorted(journal.files), Path(root) / layout.RUNS / journal.run_id)
-    done = []
+    done, made = [], set()
     for i, (rel, before) in enumerate(sorted(journal.files.items())):
         target = targets.get(rel)
         current = _read_text(Path(root) / rel)
         if target is not None and current in (before, target):
             if current != target:
-                write_atomic(Path(root) / rel, target)
+                _replace_file(Path(root) / rel, target.encode("utf-8"), made)
             done.append(rel)
         if i == len(journal.files) // 2:
             fault("mid-worktree")
     fault("after-worktree")
     if done:
         clear_stale_index_lock(root)
+        # The entries git would take from the new commit (its blobs are these bytes); like
+        # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
+        info = b"".join(b"100644 %s\t%s\0" % (blob_id(targets[rel].encode("utf-8")).encode(), rel.encode("utf-8")) for rel in done)
         with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
-            spec = Path(tmp) / "paths"
-            spec.write_text("\n".join(done) + "\n", encoding="utf-8")
-            _with_index_retry(lambda: _reset_paths(repo, journal.new, spec))
+            spec = Path(tmp) / "index-info"
+            spec.write_bytes(info)
+            _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", istream=spec))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
 
-def _reset_paths(repo: BrainRepo, commit: str, spec: Path) -> None:
-    """The index entries of the listed paths from `commit`. --no-refresh: stat-checking every
-    other file of a large Brain is left to the owner's next git command (git < 2.37 lacks it)."""
+def _replace_file(path: Path, data: bytes, made: set[Path]) -> None:
+    """write_atomic for many files: each folder is created once, the file written without a text layer."""
+    if path.parent not in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made.add(path.parent)
+    tmp = path.with_name(f".{path.name}.dream-tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
-        repo.git("reset", "-q", "--no-refresh", commit, f"--pathspec-from-file={spec}")
-    except BrainError as exc:
-        if "no-refresh" not in str(exc):
-            raise
-        repo.git("reset", "-q", commit, f"--pathspec-from-file={spec}")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _with_index_retry(action, attempts: int = 100, pause: float = 0.05):

@@ -7,6 +7,7 @@ imports dream; Dream passes its backend (offline: lexical support, see docs/offl
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
@@ -76,14 +77,28 @@ def _split_sentences(text: str) -> list[str]:
 def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
     """The cited text of each source, as 'speaker: text' so names count as support."""
     texts: list[str] = []
+    known = _EVIDENCE.setdefault(view, {})  # the notes of a topic cite the same turns again and again
     for n in cites:
         raw = page.frontmatter.sources.get(n)
-        if raw is None or view.check_target(raw) is not None:
+        if raw is None:
             continue
-        for label, text in view.cited_text(raw):
-            speaker = label.split(" ")[1] if label.startswith("session:") and " " in label else ""
-            texts.append(f"{speaker}: {text}" if speaker else text)
+        found = known.get(raw)
+        if found is None:
+            found = known[raw] = [] if view.check_target(raw) is not None else _cited(view, raw)
+        texts += found
     return texts
+
+
+def _cited(view: BrainView, raw: str) -> list[str]:
+    out = []
+    for label, text in view.cited_text(raw):
+        speaker = label.split(" ")[1] if label.startswith("session:") and " " in label else ""
+        out.append(f"{speaker}: {text}" if speaker else text)
+    return out
+
+
+#: Evidence texts by target string, per view (a view reads one unchanging tree).
+_EVIDENCE: "weakref.WeakKeyDictionary[BrainView, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
 
 
 def verify_page(view: BrainView, page: Page, judge: Judge) -> list[ClaimVerdict]:

@@ -189,6 +189,9 @@ class ModelBackend(ABC):
 
     name: ClassVar[str]
     model: str | None = None
+    #: Every call is a pure function of its request (no usage, no call log, no errors), so calls
+    #: may be answered in another process, in any batches (dream.gate judges claims ahead).
+    pure: ClassVar[bool] = False
 
     def open_run(self, ctx: RunContext) -> None:
         """Called once per run, before the first call, when the run id is known (offline: nothing)."""

@@ -49,6 +49,7 @@ _LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
 
 class OfflineBackend(ModelBackend):
     name: ClassVar[str] = "offline"
+    pure: ClassVar[bool] = True
 
     def summarize(self, req: SummarizeRequest) -> SessionSummary:
         return summarize(req.session, req.owner, req.first_turn)
@@ -170,7 +171,12 @@ def link_names(statement: str, names: dict[str, str]) -> str:
     """Turn the first mention of each known name into a wikilink (longest names win)."""
     if not names:
         return statement
-    pattern = _names_pattern(tuple(sorted(names, key=lambda n: (-len(n), n))))
+    # Only names the statement holds can match: the alternation of those alone is the same
+    # regex for this statement, and usually small and already compiled.
+    present = sorted((n for n in names if n in statement), key=lambda n: (-len(n), n))
+    if not present:
+        return statement
+    pattern = _names_pattern(tuple(present))
     seen: set[str] = set()
 
     def _link(m: re.Match) -> str:
@@ -183,7 +189,12 @@ def link_names(statement: str, names: dict[str, str]) -> str:
     return pattern.sub(_link, statement)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=16384)  # the notes of a topic cite the same turns again and again
+def _evidence_words(text: str) -> frozenset[str]:
+    return frozenset(content_words(text))
+
+
+@functools.lru_cache(maxsize=4096)
 def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
     return re.compile(r"(?<![\w\[|])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w\]])")
 
@@ -196,7 +207,7 @@ def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:
         return Verdict(label="unsupported", score=0.0, reason="no evidence text: the citation does not resolve")
     if not words:
         return Verdict(label="supported", score=1.0, reason="no content words to check")
-    found = set(content_words(" ".join(evidence)))
+    found = set().union(*(_evidence_words(e) for e in evidence))  # words never span the " " of a join
     score = len(words & found) / len(words)
     missing = sorted(words - found)
     if score >= SUPPORT_THRESHOLD:

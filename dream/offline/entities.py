@@ -52,7 +52,7 @@ _ABBREV_FOLD = {"lab": "laboratory", "labs": "laboratory", "co-op": "coop", "coo
                 "dept": "department", "inst": "institute", "intl": "international", "&": "and"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Mention:
     name: str
     type: str | None  # page type, or None when only a weak guess
@@ -97,6 +97,12 @@ def guess_type(name: str) -> str | None:
 
 def find_mentions(text: str) -> list[Mention]:
     """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
+    return list(_find_mentions(text))
+
+
+# Summarize and attach both scan every sentence of a session, one after the other.
+@functools.lru_cache(maxsize=16384)
+def _find_mentions(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
     cues = {m.group(2): m.group(1).lower() for m in PERSON_CUES.finditer(text)}
     for m in _CAP_RUN_RE.finditer(text):
@@ -127,7 +133,7 @@ def find_mentions(text: str) -> list[Mention]:
         elif kind is None and len(tokens) == 2 and all(t[0].isupper() and t[1:].islower() for t in tokens):
             kind = "person"
         out.append(Mention(name=name, type=kind, start=start, cue=cues.get(name)))
-    return out
+    return tuple(out)
 
 
 class Resolver:

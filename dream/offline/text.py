@@ -26,6 +26,12 @@ STOPWORDS = frozenset(
 
 def sentences(text: str) -> list[str]:
     """Split prose into sentences; keeps abbreviations like 'Dr.' inside one sentence."""
+    return list(_sentences(text))
+
+
+# Each turn is split by sanitize, summarize and attach (twice) in a row: one split serves all.
+@functools.lru_cache(maxsize=8192)
+def _sentences(text: str) -> tuple[str, ...]:
     protected = text
     for i, abbr in enumerate(_ABBREV):
         protected = protected.replace(abbr, f"\x00{i}\x00")
@@ -34,12 +40,13 @@ def sentences(text: str) -> list[str]:
         parts.extend(_SENT_SPLIT_RE.split(chunk.strip()))
     out = []
     for part in parts:
-        for i, abbr in enumerate(_ABBREV):
-            part = part.replace(f"\x00{i}\x00", abbr)
+        if "\x00" in part:  # only a protected abbreviation (or a NUL of the text) needs the loop
+            for i, abbr in enumerate(_ABBREV):
+                part = part.replace(f"\x00{i}\x00", abbr)
         part = part.strip()
         if part:
             out.append(part)
-    return out
+    return tuple(out)
 
 
 def words(text: str) -> list[str]:

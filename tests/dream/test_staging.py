@@ -8,7 +8,7 @@ import pytest
 
 from brain.sessions import MAX_SESSION_BYTES, MAX_TURN_CHARS, parse_session
 from brain.tree import DirTree
-from dream.staging import StagedTree, StagingError
+from dream.staging import BACKGROUND_MIN_FILES, StagedTree, StagingError
 
 REFUSED = [
     "../outside.md",
@@ -86,3 +86,33 @@ def test_a_huge_turn_is_cut_and_reported():
     session, problems = parse_session(text.encode(), "sessions/raw/s.jsonl")
     assert session is not None and len(session.turns[0].text) == MAX_TURN_CHARS
     assert [str(p) for p in problems] == [f"sessions/raw/s.jsonl:2: turn 1 is longer than {MAX_TURN_CHARS} characters; it was cut"]
+
+
+def test_a_background_flush_writes_the_same_folder(tmp_path: Path):
+    live = tmp_path / "live"
+    (live / "knowledge" / "people").mkdir(parents=True)
+    (live / "knowledge" / "people" / "ada.md").write_text("live\n", encoding="utf-8")
+    files = {"knowledge/people/ada.md": "second\n", "notes/ada/x.md": "note\n", "notes/ada/é ü.md": "naïve\n", "notes/b/empty.md": ""}
+    files |= {f"notes/c/n{i}.md": f"note {i}\n" for i in range(BACKGROUND_MIN_FILES)}  # enough for the writer
+    folders = {}
+    for mode in ("serial", "background"):
+        staged = StagedTree(tmp_path / mode, DirTree(live))
+        for rel, text in files.items():
+            staged.write(rel, text)
+        staged.flush(background=mode == "background")
+        staged.drop("notes/ada/x.md")
+        staged.write("notes/b/later.md", "later\n")
+        staged.flush()  # waits for the background writer first, so its writes come before these
+        folders[mode] = {p.relative_to(staged.root).as_posix(): p.read_bytes() for p in staged.root.rglob("*") if p.is_file()}
+    assert folders["background"] == folders["serial"]
+    assert sorted(p for p in folders["serial"] if not p.startswith("notes/c/")) == ["knowledge/people/ada.md", "notes/ada/é ü.md", "notes/b/empty.md", "notes/b/later.md"]
+
+
+def test_a_failed_background_writer_is_reported(tmp_path: Path):
+    staged = StagedTree(tmp_path / "staged", DirTree(tmp_path))
+    for i in range(BACKGROUND_MIN_FILES):
+        staged.write(f"notes/a/x{i}.md", "x\n")
+    (staged.root / "notes").write_text("a file where the folder should be", encoding="utf-8")
+    staged.flush(background=True)
+    with pytest.raises(StagingError, match="writing the staged folder"):
+        staged.wait()

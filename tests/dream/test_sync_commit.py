@@ -1,0 +1,94 @@
+"""apply_sync: the commit fast-import builds is the tree `git add` would give, names no ref, and the
+index ends where `git reset` to the new commit would put it (kills: test_faults.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from nadia_runs import git
+
+from dream.sync import Journal, SyncPlan, apply_sync, finish_worktree
+
+WRITES = {
+    "knowledge/people/ada.md": "# Ada\n\nnew page\n",
+    "knowledge/index.md": "# Index\n\n- [[ada]]\n",
+    "notes/ada/likes tea.md": "a note with a space in its name\n",
+    'notes/ada/say "hi".md': "quotes\n",
+    "notes/ada/back\\slash.md": "a backslash\n",
+    "notes/ada/café.md": "unicode name, unicode text: naïve\n",
+    "notes/ada/empty.md": "",
+    "notes/ada/no-newline.md": "no final newline",
+    "sessions/summaries/s1.md": "was executable\n",
+    ".dream/state.json": "{}\n",
+}
+
+
+def _brain(tmp_path: Path) -> tuple[Path, str]:
+    root = tmp_path / "brain"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for rel, text in {"guide.md": "guide\n", "knowledge/index.md": "# Index\n", "sessions/summaries/s1.md": "old\n", "notes/bob/x.md": "bob\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "sessions/summaries/s1.md").chmod(0o755)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "owner")
+    return root, git(root, "rev-parse", "HEAD").strip()
+
+
+def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str]) -> str:
+    """The tree the owner would commit with `git add` of the same files (a copy of the Brain)."""
+    copy = tmp_path / "copy"
+    subprocess.run(["git", "clone", "-q", str(root), str(copy)], check=True)
+    for rel, text in writes.items():
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy / rel).unlink(missing_ok=True)
+        (copy / rel).write_bytes(text.encode("utf-8"))
+    git(copy, "add", "-A")
+    return git(copy, "write-tree").strip()
+
+
+def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path) -> None:
+    root, base = _brain(tmp_path)
+    refs_before = git(root, "for-each-ref")
+    plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
+    result = apply_sync(root, plan, "Dream: run r1\n\nDream-Run: r1\n", "r1", base, root / ".dream/runs/r1")
+    assert git(root, "rev-parse", "HEAD").strip() == result.commit
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES)
+    assert git(root, "rev-parse", f"{result.commit}^").strip() == base
+    assert git(root, "log", "-1", "--format=%an <%ae>%n%B", result.commit) == "Dream <dream@localhost>\nDream: run r1\n\nDream-Run: r1\n\n"
+    assert git(root, "for-each-ref") == refs_before.replace(base, result.commit)
+    assert subprocess.run(["git", "fsck", "--no-dangling", "--no-progress"], cwd=root, capture_output=True).returncode == 0
+    # The working tree and the index are at the new commit: nothing is left to commit or restore.
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    for rel, text in WRITES.items():
+        assert (root / rel).read_bytes() == text.encode("utf-8")
+
+
+def test_a_first_commit_has_no_parent(tmp_path: Path) -> None:
+    root = tmp_path / "brain"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    plan = SyncPlan(writes={"knowledge/index.md": "# Index\n"}, added=["knowledge/index.md"])
+    result = apply_sync(root, plan, "Dream: first\n", "r0", None, root / ".dream/runs/r0")
+    assert git(root, "rev-list", "--parents", "-n1", result.commit).split() == [result.commit]
+    assert git(root, "ls-tree", "-r", "--name-only", result.commit).split() == ["knowledge/index.md"]
+
+
+def test_recovery_sets_the_index_from_the_commit_and_keeps_an_owner_edit(tmp_path: Path) -> None:
+    root, base = _brain(tmp_path)
+    writes = {"knowledge/index.md": "# Index\n\n- new\n", "notes/ada/a.md": "a\n"}
+    result = apply_sync(root, SyncPlan(writes=writes, added=["notes/ada/a.md"], modified=["knowledge/index.md"]), "m\n", "r1", base, root / ".dream/runs/r1")
+    # As if killed before the working tree was updated: files back as before, the owner edits one.
+    git(root, "reset", "-q", base)
+    (root / "notes/ada/a.md").unlink()
+    (root / "knowledge/index.md").write_text("# Index\nowner\n", encoding="utf-8")
+    journal = Journal(run_id="r1", ref="refs/heads/main", old=base, new=result.commit, files={"knowledge/index.md": "# Index\n", "notes/ada/a.md": None})
+    git(root, "update-ref", "refs/heads/main", result.commit)
+    finish_worktree(root, journal)
+    assert (root / "notes/ada/a.md").read_text(encoding="utf-8") == "a\n"
+    assert (root / "knowledge/index.md").read_text(encoding="utf-8") == "# Index\nowner\n"
+    # Dream's note is in the index as committed; the page the owner edited keeps its old entry.
+    assert git(root, "diff-index", "--cached", "--name-only", "HEAD") == "knowledge/index.md\n"
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"
