@@ -86,6 +86,14 @@ class DocCards:
         if self._entries(path).pop(f"{path}#{slot}" if slot else path, None) is not None:
             self._dirty.add(shard_of(path))
 
+    def checked(self, path: str, tree: Tree, build: Callable[[], dict | None], valid: Callable[[dict], bool], slot: str = "") -> dict | None:
+        """card(), with a cached entry of the wrong shape (corrupt, or written by a bug) dropped and built again."""
+        card = self.card(path, tree, build, slot)
+        if card is not None and not valid(card):
+            self.drop(path, slot)
+            card = self.card(path, tree, build, slot)
+        return card
+
     def remember(self, path: str, data: bytes, card: dict[str, Any]) -> None:
         """A card for bytes this process is about to write: the next run finds it without parsing."""
         self._entries(path)[path] = [blob_id(data), card]
@@ -102,11 +110,8 @@ class DocCards:
                 return None
             return {"title": page.frontmatter.title, "aliases": list(page.frontmatter.aliases), "line": index_line(page)}
 
-        card = self.card(path, tree, build)
-        if card is not None and not (isinstance(card.get("title"), str) and isinstance(card.get("aliases"), list) and isinstance(card.get("line"), str)):
-            self.drop(path)  # a corrupt entry: parse again
-            return self.page(path, tree, parse)
-        return card
+        return self.checked(path, tree, build, lambda c: isinstance(c.get("title"), str) and isinstance(c.get("aliases"), list)
+                            and isinstance(c.get("line"), str))
 
     def summary(self, path: str, tree: Tree, parse: Parse) -> dict | None:
         """{'started', 'line'} of a session summary: its sessions/index.md line."""
@@ -119,11 +124,7 @@ class DocCards:
                 return None
             return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
 
-        card = self.card(path, tree, build)
-        if card is not None and not (isinstance(card.get("started"), str) and isinstance(card.get("line"), str)):
-            self.drop(path)
-            return self.summary(path, tree, parse)
-        return card
+        return self.checked(path, tree, build, lambda c: isinstance(c.get("started"), str) and isinstance(c.get("line"), str))
 
     def links(self, path: str, tree: Tree, parse: Parse) -> dict | None:
         """{'links': the [[link]] targets a document names, 'updated': its front matter date or None}:
@@ -136,12 +137,8 @@ class DocCards:
             updated = page.frontmatter.updated
             return {"links": sorted({link.target for link in page.links if link.target}), "updated": updated.isoformat() if updated else None}
 
-        card = self.card(path, tree, build, slot="links")
-        if card is not None and not (isinstance(card.get("links"), list) and all(isinstance(t, str) for t in card["links"])
-                                     and (card.get("updated") is None or isinstance(card.get("updated"), str))):
-            self.drop(path, slot="links")
-            return self.links(path, tree, parse)
-        return card
+        return self.checked(path, tree, build, lambda c: isinstance(c.get("links"), list) and all(isinstance(t, str) for t in c["links"])
+                            and (c.get("updated") is None or isinstance(c.get("updated"), str)), slot="links")
 
     def save(self) -> None:
         """Write the shards that learned something (temp file + rename each)."""

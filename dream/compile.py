@@ -48,11 +48,7 @@ class DocCache(DocCards):
             note = note_from_page(page) if page is not None else None
             return _note_card(note) if note is not None else None
 
-        card = self.card(path, tree, build)
-        if card is not None and not (isinstance(card.get("note"), dict) and isinstance(card.get("key"), str)):
-            self.drop(path)  # a corrupt entry: parse the note again
-            card = self.card(path, tree, build)
-        return card
+        return self.checked(path, tree, build, lambda c: isinstance(c.get("note"), dict) and isinstance(c.get("key"), str))
 
     def note_cards(self, paths: list[str], tree: Tree, parse: Callable[[str], Page | None]) -> list[tuple[str, dict]]:
         """(path, card) of each note that has one: `note_card` for many paths, with the checks of
