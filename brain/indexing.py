@@ -77,9 +77,9 @@ def page_ranks(view: BrainView) -> dict[str, tuple]:
     """
     import datetime as dt
 
+    cards = {path: view.link_card(path) for path in view.doc_paths}
     linked: Counter[str] = Counter()
-    for path in view.doc_paths:
-        card = view.link_card(path)
+    for path, card in cards.items():
         if card is None:
             continue
         targets: set[str] = set()
@@ -89,7 +89,7 @@ def page_ranks(view: BrainView) -> dict[str, tuple]:
         linked.update(targets)
     ranks: dict[str, tuple] = {}
     for path in view.page_paths:
-        card = view.link_card(path)
+        card = cards.get(path)
         if card is None:
             continue  # unreadable: validators report it
         page_type = layout.page_location(path)[0]
