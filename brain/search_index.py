@@ -209,11 +209,11 @@ class SearchIndex:
         import numpy as np
 
         gen = self._meta("generation") or "0"
-        key = (str(self.root / INDEX_FILE), gen)
+        name = f"{self._meta('instance') or 'legacy'}-{gen}-{hashlib.blake2b(str(self._meta('embedder')).encode(), digest_size=4).hexdigest()}"
+        key = (str(self.root / INDEX_FILE), name)  # the snapshot's name: a rebuilt index is another instance
         hit = _VECTOR_CACHE.get(key)
         if hit is None:
             dim = self.embedder.dim if self.embedder else 0
-            name = f"{self._meta('instance') or 'legacy'}-{gen}-{hashlib.blake2b(str(self._meta('embedder')).encode(), digest_size=4).hexdigest()}"
             hit = _load_vectors(self.root / VECTORS_DIR / name, dim)
             if hit is None:
                 rows = self.conn.execute("SELECT c.id, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id").fetchall()
