@@ -14,7 +14,7 @@ from pathlib import Path
 from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
-from brain.repo import BrainRepo, worktree_keys
+from brain.repo import BrainRepo, blob_id, worktree_keys
 from brain.sessions import parse_session
 from brain.page import Page
 from brain.tree import DirTree, MemTree
@@ -33,7 +33,7 @@ from dream.offline.facts import DEFAULT_OWNER
 from dream.sanitize import sanitize_session
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
-from dream.state import SessionState, blob_id, parse_state
+from dream.state import SessionState, parse_state
 from dream.sync import apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
@@ -230,7 +230,6 @@ _SCRATCH = ("staged", "blobs", "index", "blob-list", "index-info")
 def prune_runs(root: Path, current: str, keep: int = KEEP_SCRATCH) -> list[str]:
     """Delete the scratch of runs older than the newest `keep` (never the current run's, nor the one a
     sync journal names); returns the runs pruned. Run ids start with their UTC time, so they sort."""
-    import json
     import shutil
 
     runs = root / layout.RUNS

@@ -12,8 +12,6 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from brain.repo import blob_id  # noqa: F401 - re-exported: dream records what it wrote by blob id
-
 STATE_VERSION = 1
 MAX_ENTITY_SESSIONS = 3
 

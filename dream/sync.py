@@ -69,10 +69,7 @@ def write_atomic(path: Path, text: str) -> None:
     No fsync per file: the commit is the unit of durability (git writes its objects safely), and
     the journal lets the next run finish a working-tree update a crash interrupted.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.dream-tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+    _replace_file(path, text.encode("utf-8"), set())
 
 
 class Journal(BaseModel):
@@ -256,7 +253,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
 
 
 def _replace_file(path: Path, data: bytes, made: set[Path]) -> None:
-    """write_atomic for many files: each folder is created once, the file written without a text layer."""
+    """write_atomic's mechanism, for many files: each folder in `made` is not created again."""
     if path.parent not in made:
         path.parent.mkdir(parents=True, exist_ok=True)
         made.add(path.parent)
