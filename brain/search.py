@@ -7,7 +7,7 @@ the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, ca
 score is adjusted:
   * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
   * who spoke: an assistant's turn × 0.5 (not when the query asks what the assistant said); a turn
-    by a person the query names × 1.25;
+    by a person the query names × 2.5;
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
   * conversation: the turn after a matching turn between two people gains half its score (the turn
     before it a fifth); one with no query word of its own stays just below the turn that raised it.
