@@ -19,6 +19,22 @@ from brain.sessions import Session
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
 FACT_KINDS: tuple[str, ...] = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning")
 PageType = Literal["person", "organization", "place", "project", "concept", "preference", "learning", "event"]
+#: A page's sections for current facts, in page order, and the kinds each holds; only the Timeline
+#: is dated by when things happened (the others by when they were said).
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("About", ("identity", "correction")),
+    ("People", ("relationship",)),
+    ("Preferences", ("preference",)),
+    ("Projects", ("project",)),
+    ("Decisions", ("decision",)),
+    ("Learnings", ("learning",)),
+    ("Timeline", ("event",)),
+)
+SECTION_OF_KIND: dict[str, str] = {kind: heading for heading, kinds in SECTIONS for kind in kinds}
+#: A page shows at most this many facts per section (and of its History and Mentioned in): the
+#: newest, plus the current value of each slot (employer, home, …). Every fact stays in its note;
+#: `WritePageRequest.hidden` says how many a section leaves out. This also bounds what a model is sent.
+PAGE_SECTION_FACTS = 25
 
 
 class _Model(BaseModel):
@@ -124,6 +140,9 @@ class WritePageRequest(_Model):
     related: list[tuple[str, str]] = Field(default_factory=list)  # (slug, title)
     names: dict[str, str] = Field(default_factory=dict)  # name → slug, for linking other pages
     instructions: str = ""
+    # Section heading ("History", "Mentioned in" included) → facts left out of the request (they
+    # stay in notes/<slug>/); the page says so at the end of that section.
+    hidden: dict[str, int] = Field(default_factory=dict)
 
 
 class PageDraft(_Model):
@@ -215,6 +234,13 @@ class ModelBackend(ABC):
     @abstractmethod
     def judge(self, req: JudgeRequest) -> Judgement:
         """Whether a generated answer says what the gold answer says (the eval's judge)."""
+
+    def page_section(self, page_type: str, kind: str, statement: str) -> tuple[str, bool]:
+        """The section a current fact goes under on a page of this type, and whether that section is
+        ordered by when things happened (else by when they were said). Dream keeps the newest
+        PAGE_SECTION_FACTS of each section in the request, so it must match how `write_page` groups."""
+        heading = SECTION_OF_KIND.get(kind, "About")
+        return heading, heading == "Timeline"
 
     def verify_claims(self, reqs: list[VerifyRequest]) -> list[Verdict]:
         """Several claims of one page at once (model backends answer them in one call)."""

@@ -17,6 +17,9 @@ from dream.backends.base import (
     FactBatch,
     JudgeRequest,
     Judgement,
+    PAGE_SECTION_FACTS,
+    SECTIONS,
+    SECTION_OF_KIND,
     ModelBackend,
     PageDraft,
     PageFact,
@@ -33,17 +36,6 @@ from dream.offline.text import content_words
 
 #: Share of a claim's content words that must appear in its cited turns (docs/offline.md).
 SUPPORT_THRESHOLD = 0.5
-SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("About", ("identity", "correction")),
-    ("People", ("relationship",)),
-    ("Preferences", ("preference",)),
-    ("Projects", ("project",)),
-    ("Decisions", ("decision",)),
-    ("Learnings", ("learning",)),
-    ("Timeline", ("event",)),
-)
-#: A page shows at most this many facts per section, newest first; every fact stays in its note.
-MAX_PER_SECTION = 25
 _LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
 
 
@@ -59,37 +51,55 @@ class OfflineBackend(ModelBackend):
         return FactBatch(facts=found, entities=entities)
 
     def write_page(self, req: WritePageRequest) -> PageDraft:
+        # Dream sends at most PAGE_SECTION_FACTS facts per section (dream.phases.update): all are shown.
         lines = [f"# {req.title}", ""]
         names = {n: s for n, s in req.names.items() if s != req.slug}
-        sections = _sections(req)
+        sections = self._sections(req)
         for heading, facts in sections:
             dated = heading not in _BY_OBSERVED
             key = (lambda f: (f.event_date or f.observed, f.observed)) if dated else (lambda f: f.observed)
-            shown = sorted(facts, key=key)[-MAX_PER_SECTION:]
             lines += [f"## {heading}"]
-            for f in shown:
+            for f in sorted(facts, key=key):
                 when = (f.event_date or f.observed) if dated else f.observed
                 lines.append(f"- {when.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines += _more(len(facts) - len(shown), req.slug) + [""]
+            lines += _more(req.hidden.get(heading, 0), req.slug) + [""]
         if req.history:
-            history = sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True)
             lines.append("## History")
-            for f in history[:MAX_PER_SECTION]:
+            for f in sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True):
                 lines.append(f"- Until {f.until.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines += _more(len(history) - MAX_PER_SECTION, req.slug) + [""]
+            lines += _more(req.hidden.get("History", 0), req.slug) + [""]
         if req.mentioned:
             lines.append("## Mentioned in")
             for f in req.mentioned:
                 lines.append(f"- {f.observed.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
+            if req.hidden.get("Mentioned in"):
+                lines.append(f"- … and {req.hidden['Mentioned in']} more (brain backlinks {req.slug})")
             lines.append("")
         if req.related:
             lines.append("## Related")
-            shown_related = req.related[:MAX_PER_SECTION]
+            shown_related = req.related[:PAGE_SECTION_FACTS]
             lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in shown_related]
             if len(req.related) > len(shown_related):
                 lines.append(f"- … and {len(req.related) - len(shown_related)} more (brain backlinks {req.slug})")
             lines.append("")
         return PageDraft(summary=page_summary(req, sections), body="\n".join(lines).rstrip("\n") + "\n")
+
+    def page_section(self, page_type: str, kind: str, statement: str) -> tuple[str, bool]:
+        """A person's identity and event facts go under the life theme they are about (Family, Pets,
+        Hobbies and activities, …) when they have one; themes are dated like the Timeline."""
+        if page_type == "person" and kind in _THEMED_KINDS and not _SHARED_PHOTO_RE.search(statement):
+            theme = theme_of(statement)
+            if theme:
+                return theme, True
+        heading = SECTION_OF_KIND.get(kind, "About")
+        return heading, heading not in _BY_OBSERVED
+
+    def _sections(self, req: WritePageRequest) -> list[tuple[str, list[PageFact]]]:
+        """(heading, facts) in page order: About, the life themes, then the other kinds' sections."""
+        grouped: dict[str, list[PageFact]] = {}
+        for f in req.current:
+            grouped.setdefault(self.page_section(req.type, f.kind, f.statement)[0], []).append(f)
+        return [(h, grouped[h]) for h in _SECTION_ORDER if h in grouped]
 
     def verify(self, req: VerifyRequest) -> Verdict:
         return lexical_verdict(req.claim, req.evidence)
@@ -111,26 +121,8 @@ _BY_OBSERVED = frozenset(h for h, _ in SECTIONS if h != "Timeline")
 _THEMED_KINDS = frozenset(("identity", "event"))
 _THEME_HEADINGS = frozenset(h for h, _ in THEMES)
 _SHARED_PHOTO_RE = re.compile(r"^\S.* shared a photo of ")  # what a picture showed, not what the person does
-
-
-def _sections(req: WritePageRequest) -> list[tuple[str, list[PageFact]]]:
-    """(heading, facts) in page order. A person's identity and event facts go under the life theme
-    they are about (Family, Pets, Hobbies and activities, …) when they have one."""
-    themed: dict[str, list[PageFact]] = {}
-    rest = list(req.current)
-    if req.type == "person":
-        rest = []
-        for f in req.current:
-            theme = theme_of(f.statement) if f.kind in _THEMED_KINDS and not _SHARED_PHOTO_RE.search(f.statement) else None
-            (themed.setdefault(theme, []) if theme else rest).append(f)
-    out = []
-    for heading, kinds in SECTIONS:
-        if heading == "People":  # themes go after About, before the kinds that are not themed
-            out += [(h, themed[h]) for h, _ in THEMES if h in themed]
-        facts = [f for f in rest if f.kind in kinds]
-        if facts:
-            out.append((heading, facts))
-    return out
+#: Page order: About, then the themes, then the sections of the kinds that are not themed.
+_SECTION_ORDER: tuple[str, ...] = ("About", *(h for h, _ in THEMES), *(h for h, _ in SECTIONS[1:]))
 
 
 def _more(hidden: int, slug: str) -> list[str]:

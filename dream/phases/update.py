@@ -10,13 +10,15 @@ from __future__ import annotations
 import datetime as dt
 import operator
 import re
+from typing import Callable
 
 from brain import layout
 from brain.page import Frontmatter, Page, new_page, parse_page, render_page
 from brain.errors import PageError
-from dream.backends.base import BackendError, PageFact, WritePageRequest
+from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
 from dream.compile import Compilation
 from dream.notes import Note
+from dream.offline.facts import is_subject_slot
 
 
 def update_pages(comp: Compilation) -> None:
@@ -79,6 +81,61 @@ def _page_facts(notes: list[Note], shown: list[list[str]], numbers: dict[str, in
     ]
 
 
+def _newest(notes: list[Note], key, limit: int = PAGE_SECTION_FACTS, reverse: bool = False,
+            pinned: Callable[[Note], bool] | None = None) -> list[Note]:
+    """Every `pinned` note and the others that sort last by `key` (first, with `reverse`), `limit`
+    in all (more only when the pins are more), in their given order."""
+    if len(notes) <= limit:
+        return notes
+    pins = [n for n in notes if pinned(n)] if pinned else []
+    ranked = sorted((n for n in notes if not pinned or not pinned(n)), key=key, reverse=reverse)
+    room = max(limit - len(pins), 0)
+    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | set(map(id, pins))
+    return [n for n in notes if id(n) in keep]
+
+
+def _holds_slot(note: Note) -> bool:
+    """A current employer, home or named relation: shown however old (a newer one would have replaced it)."""
+    return is_subject_slot(note.slot)
+
+
+def _by_event(note: Note) -> tuple:
+    return (note.event_date or note.observed, note.observed)
+
+
+def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history: list[Note],
+                 mentioned: list[Note]) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
+    """What the page shows: per section (as the backend groups them) the newest PAGE_SECTION_FACTS
+    facts and the current employer, home and relations; the newest of History and of Mentioned in;
+    and how many each section leaves out.
+    The page writer never sees the rest (they stay in their notes), so a page of 40,000 facts costs
+    what a page of a few hundred does, for the offline writer and for a model alike."""
+    hidden: dict[str, int] = {}
+    if len(current) > PAGE_SECTION_FACTS:
+        groups: dict[str, tuple[bool, list[Note]]] = {}
+        section = comp.backend.page_section
+        for note in current:
+            heading, dated = section(page_type, note.kind, note.statement)
+            groups.setdefault(heading, (dated, []))[1].append(note)
+        keep: set[int] = set()
+        for heading, (dated, notes) in groups.items():
+            chosen = _newest(notes, _by_event if dated else _OBSERVED, pinned=_holds_slot)
+            keep.update(map(id, chosen))
+            if len(notes) > len(chosen):
+                hidden[heading] = len(notes) - len(chosen)
+        current = [n for n in current if id(n) in keep]
+    for heading, notes, key, reverse in (("History", history, _UNTIL, True), ("Mentioned in", mentioned, _BY_OBSERVED, False)):
+        if len(notes) > PAGE_SECTION_FACTS:
+            hidden[heading] = len(notes) - PAGE_SECTION_FACTS
+    history = _newest(history, _UNTIL, reverse=True)
+    mentioned = _newest(mentioned, _BY_OBSERVED)
+    return current, history, mentioned, hidden
+
+
+_OBSERVED = operator.attrgetter("observed")
+_UNTIL = operator.attrgetter("until", "observed")
+
+
 def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     """The page as Dream would write it from its notes (no owner edits applied)."""
     loc = layout.page_location(path)
@@ -91,9 +148,10 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         other = comp.topic_notes(note_path.split("/")[1]).get(note_path)
         if other is not None and other.current and other.topic != slug:
             mentioned.append(other)
+    linked = sorted({m for n in [*current, *history, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
+    current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned)
     numbers, shown = _numbered([*current, *history, *mentioned])
     ends = (len(current), len(current) + len(history))
-    linked = sorted({m for n in [*current, *history, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
     names: dict[str, str] = {}
     for other in linked:
@@ -112,6 +170,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         related=[(s, comp.resolver.by_slug[s].title) for s in linked],
         names=names,
         instructions=comp.instructions.text,
+        hidden=hidden,
     )
     draft = comp.backend.write_page(req)
     dates = [d for n in notes for d in (n.observed, n.until) if d] or [comp.settings.now.date()]
