@@ -21,7 +21,7 @@ from dream.instructions import Instructions
 from dream.merge import merge3
 from dream.notes import Note, note_from_page
 from dream.offline.entities import Resolver
-from dream.offline.text import content_words
+from dream.offline.text import content_key, remember_key
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import DreamState, content_hash
@@ -93,17 +93,11 @@ def cache_version() -> str:
 
 
 _NOTE_LIST = TypeAdapter(list[Note])
-_KEYS: dict[str, str] = {}
 
 
 def statement_key(statement: str) -> str:
     """Statements with the same content words say the same thing (cached: hot in attach)."""
-    key = _KEYS.get(statement)
-    if key is None:
-        if len(_KEYS) > 200_000:
-            _KEYS.clear()
-        key = _KEYS[statement] = " ".join(content_words(statement))
-    return key
+    return content_key(statement)
 
 
 @dataclass
@@ -192,21 +186,23 @@ class Compilation:
             found = self.topics[topic] = TopicNotes()
             cards = self.cache.note_cards(self.view.paths_under(f"{layout.NOTES}/{topic}/"), self.view.tree, self.view.doc)
             try:  # one validation call for the whole topic (the owner's may hold ~40,000 notes)
-                notes = _NOTE_LIST.validate_python([card["note"] for _, card in cards])
+                pairs = zip(_NOTE_LIST.validate_python([card["note"] for _, card in cards]), (card["key"] for _, card in cards))
             except ValueError:
-                notes = [self._note_or_rebuild(path, card) for path, card in cards]
-            for (_, card), note in zip(cards, notes):
+                pairs = (self._note_or_rebuild(path, card) for path, card in cards)
+            for note, key in pairs:
                 if note is not None:
-                    found.put(note, card["key"])
+                    found.put(note, key)
+                    remember_key(note.statement, key)  # the page writer themes them by it
         return found
 
-    def _note_or_rebuild(self, path: str, card: dict) -> Note | None:
+    def _note_or_rebuild(self, path: str, card: dict) -> tuple[Note | None, str]:
+        """A card's note and statement key; a corrupt card is built again from the note's file."""
         try:
-            return Note.model_validate(card["note"])
+            return Note.model_validate(card["note"]), card["key"]
         except ValueError:  # a corrupt cached card: parse the note itself
             self.cache.drop(path)
             fresh = self.cache.note_card(path, self.view.tree, self.view.doc)
-            return Note.model_validate(fresh["note"]) if fresh is not None else None
+            return (Note.model_validate(fresh["note"]), fresh["key"]) if fresh is not None else (None, "")
 
     def topic_notes(self, topic: str) -> dict[str, Note]:
         return self.topic(topic).notes

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from dream.offline.text import content_words
+from dream.offline.text import content_key, content_words
 
 #: (heading, words), in the order a fact is tested and the sections are printed.
 THEMES: tuple[tuple[str, str], ...] = (
@@ -44,7 +44,7 @@ def _stems() -> tuple[tuple[str, frozenset[str]], ...]:
 
 def theme_of(statement: str) -> str | None:
     """The first theme whose words the statement contains, else None."""
-    found = set(content_words(statement))
+    found = set(content_key(statement).split())
     for heading, stems in _stems():
         if found & stems:
             return heading
