@@ -227,6 +227,18 @@ def small_talk(sentence: str, listeners: tuple[str, ...]) -> bool:
     return bool(_REACTION_RE.match(_LEAD_ADVERB_RE.sub("", sentence.strip(" ,"))))
 
 
+#: Words of a reaction, not of a fact: "Melanie totally agrees, Caroline." says nothing to remember.
+_REACTION_WORDS = frozenset(content_words(
+    """wow woah yeah yep agree agrees agreed totally absolutely definitely awesome amazing great cool nice
+    stoked glad sounds sound wonderful fantastic incredible lovely sweet thanks thank congrats""" ))
+
+
+def substance(sentence: str, names: frozenset[str] = frozenset()) -> list[str]:
+    """The sentence's content words without the people's names (who speaks, who is spoken to) and
+    without words of a bare reaction: what a fact would have to say."""
+    return [w for w in content_words(sentence) if w not in names and w not in _REACTION_WORDS]
+
+
 def listeners_of(session: Session, owner: str | None) -> dict[str, tuple[str, ...]]:
     """Speaker → the names (full and first) of the others in the session: who a vocative can address."""
     people = sorted({w for t in session.turns if (w := speaker_name(t, owner))}
@@ -251,6 +263,7 @@ def extract(
     speakers = {speaker_name(t, owner) for t in session.turns} - {None}
     topic = scan.primary_topic(exclude=set(speakers))
     listeners = listeners_of(session, owner)
+    names = {who: frozenset(content_words(" ".join((who, *others)))) for who, others in listeners.items()}
     facts: list[Fact] = []
     used: set[str] = set()
     for turn in session.turns:
@@ -273,7 +286,7 @@ def extract(
             dated = resolve_date(sentence, observed)
             located = bool(_LOCATION_RE.search(sentence))
             kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
-            if kind is None or len(content_words(sentence)) < (2 if kind == "preference" else 3):
+            if kind is None or len(substance(sentence, names[who])) < (2 if kind == "preference" else 3):
                 continue
             slot, value, replaces = _slot(sentence, kind, mentions)
             lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)

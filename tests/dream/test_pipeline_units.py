@@ -376,3 +376,22 @@ def test_small_talk_is_not_a_fact(sentence: str, expected: bool) -> None:
     from dream.offline.facts import small_talk
 
     assert small_talk(sentence, ("Caroline", "Melanie")) is expected
+
+
+def test_a_reaction_to_the_other_speaker_is_not_a_fact() -> None:
+    """Names and reaction words do not count as what a sentence says: "I totally agree, Caroline."
+    is not a fact about Melanie, "I signed up for a pottery class, Caroline." is."""
+    import json
+
+    from brain.sessions import parse_session
+    from dream.offline.facts import extract
+
+    lines = [{"type": "session", "id": "s1", "started": "2023-05-08T13:56:00", "participants": ["Caroline", "Melanie"]}]
+    said = [("Caroline", "Painting is how I relax after work."), ("Melanie", "I totally agree, Caroline."),
+            ("Melanie", "Wow, that sounds great - I agree, they're awesome."),
+            ("Melanie", "I signed up for a pottery class yesterday, Caroline.")]
+    lines += [{"type": "turn", "n": n, "role": "user", "speaker": who, "text": text} for n, (who, text) in enumerate(said, 1)]
+    session, problems = parse_session("".join(json.dumps(x) + "\n" for x in lines), "sessions/raw/s1.jsonl")
+    assert session is not None and not problems
+    facts, _ = extract(session, owner=None)
+    assert [(f.subject, f.first_turn) for f in facts] == [("Caroline", 1), ("Melanie", 4)]
