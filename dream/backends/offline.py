@@ -77,10 +77,9 @@ class OfflineBackend(ModelBackend):
             lines.append("")
         if req.related:
             lines.append("## Related")
-            shown_related = req.related[:PAGE_SECTION_FACTS]
-            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in shown_related]
-            if len(req.related) > len(shown_related):
-                lines.append(f"- … and {len(req.related) - len(shown_related)} more (brain backlinks {req.slug})")
+            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in req.related]
+            if req.hidden.get("Related"):
+                lines.append(f"- … and {req.hidden['Related']} more (brain backlinks {req.slug})")
             lines.append("")
         return PageDraft(summary=page_summary(req, sections), body="\n".join(lines).rstrip("\n") + "\n")
 

@@ -159,6 +159,11 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         for name in sorted(k.names | {k.title}):
             if len(name) > 2 and name.lower() != name:
                 names.setdefault(name, other)
+    # Only names a shown statement holds can be linked: the request stays the size of the page.
+    said = "\n".join(n.statement for n in [*current, *history, *mentioned])
+    names = {name: other for name, other in names.items() if name in said}
+    if len(linked) > PAGE_SECTION_FACTS:
+        hidden["Related"] = len(linked) - PAGE_SECTION_FACTS
     req = WritePageRequest(
         slug=slug,
         title=known.title,
@@ -167,7 +172,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         current=_page_facts(current, shown[: ends[0]], numbers),
         history=_page_facts(history, shown[ends[0] : ends[1]], numbers),
         mentioned=_page_facts(mentioned, shown[ends[1] :], numbers),
-        related=[(s, comp.resolver.by_slug[s].title) for s in linked],
+        related=[(s, comp.resolver.by_slug[s].title) for s in linked[:PAGE_SECTION_FACTS]],
         names=names,
         instructions=comp.instructions.text,
         hidden=hidden,

@@ -56,6 +56,10 @@ def test_a_section_shows_its_newest_facts_and_the_writer_gets_only_those(compile
     hidden = req.hidden["Hobbies and activities"]
     assert hidden >= len(POOLS) - PAGE_SECTION_FACTS
 
+    said = " ".join(f.statement for f in [*req.current, *req.history, *req.mentioned])
+    assert req.names and all(name in said for name in req.names)  # only names the page can link
+    assert len(req.related) <= PAGE_SECTION_FACTS
+
     notes = list((root / "notes" / "nadia-rahman").glob("*.md"))
     pool_notes = [p for p in notes if "swimming" in p.read_text(encoding="utf-8")]
     assert len(pool_notes) == len(POOLS)  # every fact keeps its note
