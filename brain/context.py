@@ -37,6 +37,11 @@ LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _DATED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}: ")
+#: A sentence that only reacts to the other speaker ("Thanks, Melanie!", "Wow, that looks great!").
+_REACTION_RE = re.compile(
+    r"\s*(?:wow|woah|whoa|thanks|thank you|thx|congrats|congratulations|aww+|omg|haha\w*|lol|yay|yeah|yep|yes|nice|"
+    r"cool|great|awesome|amazing|sounds|hey|hi|hello|glad|so glad|good luck|oh|sweet|lovely|ooh|totally|definitely|"
+    r"absolutely|i agree|agreed)\b", re.I)
 
 
 class ContextItem(BaseModel):
@@ -411,7 +416,13 @@ def _window(text: str, terms: list[str], tokens: int) -> str:
 
     scores = [score(x) for x in sentences]
     best, best_score = (0, 0), -1
-    for start in range(len(sentences)):
+    # With no query word anywhere (a reply raised by its neighbour), what the turn says comes
+    # after its opening reaction: "Thanks, Melanie! I painted it after …".
+    first = 0
+    if not any(scores):
+        while first < len(sentences) - 1 and (_REACTION_RE.match(sentences[first]) or len(sentences[first].split()) <= 3):
+            first += 1
+    for start in range(first, len(sentences)):
         size, total, end = 0, 0, start
         while end < len(sentences) and size + estimate_tokens(sentences[end]) + 1 <= room:
             size += estimate_tokens(sentences[end]) + 1
@@ -421,7 +432,7 @@ def _window(text: str, terms: list[str], tokens: int) -> str:
             best, best_score = (start, end), total
     start, end = best
     if end <= start:  # not one sentence fits: the best one, cut
-        start = max(range(len(sentences)), key=lambda i: (scores[i], -i))
+        start = max(range(len(sentences)), key=lambda i: (scores[i], -i)) if any(scores) else first
         end = start + 1
         body = truncate(sentences[start], room + estimate_tokens(marker), marker)
         return ("… " if start else "") + body

@@ -250,3 +250,22 @@ def test_statements_of_one_page_section_share_its_title_up_to_three_cited_turns(
     assert grouped.text.startswith("Zed › Zorblax: 2024-") and grouped.text.count("Zed › Zorblax") == 1
     assert grouped.text.count(" · ") == 2 and grouped.reason.count("; with L") == 2
     assert grouped.tokens == estimate_tokens(grouped.text)
+
+
+@pytest.mark.parametrize(
+    ("text", "terms", "expected"),
+    [
+        # the run of sentences with the query's words that fits
+        ("We drank tea at home and then we went out. The lake was frozen solid. We drank tea.", ["lake", "frozen"],
+         "… The lake was frozen solid. We drank tea."),
+        # no query word (a reply found through its neighbour): what it says, not its opening reaction
+        ("Thanks, Melanie! I painted it after I visited the beach last week. It was calming.", ["subject"],
+         "… I painted it after I visited the beach last week. …"),
+        ("Wow, that looks great! Love it. The blue adds so much to it.", ["subject"], "… The blue adds so much to it."),
+        ("Thanks!", ["subject"], "Thanks!"),  # nothing else to show
+    ],
+)
+def test_a_long_turn_is_cut_to_the_passage_that_says_something(text: str, terms: list[str], expected: str) -> None:
+    from brain.context import _window
+
+    assert _window(text, terms, 20) == expected
