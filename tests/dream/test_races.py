@@ -24,14 +24,16 @@ def owner_commit(root: Path, rel: str, line: str) -> None:
     """
     with open(root / rel, "a", encoding="utf-8") as fh:
         fh.write(f"\n{line}\n")
-    for _ in range(200):
+    deadline = time.monotonic() + 60  # a slow disk can hold a lock for seconds; a person waits too
+    while True:
         done = subprocess.run(["git", "commit", "-q", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
         if done.returncode == 0:
             return
         if ".lock" not in done.stderr and "cannot lock ref" not in done.stderr:
             raise AssertionError(done.stderr)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"could not commit: git locks held for a minute ({done.stderr.strip()})")
         time.sleep(0.01)
-    raise AssertionError("could not commit: git locks held for too long")
 
 
 def race(before: Path, work: Path, seed: int) -> list[str]:
