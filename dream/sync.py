@@ -231,10 +231,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     done, made = [], set()
     for i, (rel, before) in enumerate(sorted(journal.files.items())):
         target = targets.get(rel)
-        current = _read_text(Path(root) / rel)
-        if target is not None and current in (before, target):
-            if current != target:
-                _replace_file(Path(root) / rel, target.encode("utf-8"), made)
+        if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made):
             done.append(rel)
         if i == len(journal.files) // 2:
             fault("mid-worktree")
@@ -252,8 +249,52 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
 
-def _replace_file(path: Path, data: bytes, made: set[Path]) -> None:
-    """write_atomic's mechanism, for many files: each folder in `made` is not created again."""
+def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path]) -> bool:
+    """Put `target` at `path` when the file still holds `before` (or `target`); True when it does now.
+
+    The owner may be saving the file at this very moment. The new text is written aside first, the
+    file is checked right before the rename, and the old file is kept open across it: bytes the
+    owner wrote into it meanwhile are seen after the rename and put back, as their change.
+    """
+    current = _read_text(path)
+    if current == target:
+        return True
+    if current != before:
+        return False
+    tmp = _write_aside(path, target.encode("utf-8"), made)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        fd = None
+    except OSError:  # a symlink or a folder took its place: the owner's
+        os.unlink(tmp)
+        return False
+    try:
+        seen = _read_fd(fd) if fd is not None else None
+        if (seen.decode("utf-8", errors="replace") if seen is not None else None) != before:
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, path)
+        after = _read_fd(fd) if fd is not None else None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    if after != seen:  # written while it was swapped: the owner's text wins
+        _replace_file(path, after, made)
+        return False
+    return True
+
+
+def _read_fd(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _write_aside(path: Path, data: bytes, made: set[Path]) -> Path:
+    """`data` in a temporary file next to `path`, ready to be renamed over it."""
     if path.parent not in made:
         path.parent.mkdir(parents=True, exist_ok=True)
         made.add(path.parent)
@@ -265,7 +306,12 @@ def _replace_file(path: Path, data: bytes, made: set[Path]) -> None:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-    os.replace(tmp, path)
+    return tmp
+
+
+def _replace_file(path: Path, data: bytes, made: set[Path]) -> None:
+    """write_atomic's mechanism, for many files: each folder in `made` is not created again."""
+    os.replace(_write_aside(path, data, made), path)
 
 
 def _with_index_retry(action, attempts: int = 100, pause: float = 0.05):

@@ -92,3 +92,36 @@ def test_recovery_sets_the_index_from_the_commit_and_keeps_an_owner_edit(tmp_pat
     # Dream's note is in the index as committed; the page the owner edited keeps its old entry.
     assert git(root, "diff-index", "--cached", "--name-only", "HEAD") == "knowledge/index.md\n"
     assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"
+
+
+def test_an_owner_save_during_the_swap_is_put_back(tmp_path: Path, monkeypatch) -> None:
+    """finish_worktree replaces a file only while it holds what it held before the run; the owner
+    may save it in the instant between that check and the rename: their bytes must win."""
+    import os
+
+    from dream import sync
+
+    page = tmp_path / "knowledge" / "page.md"
+    page.parent.mkdir()
+    page.write_text("before\n", encoding="utf-8")
+    real_replace, saved = os.replace, []
+
+    def owner_saves_first(src, dst):
+        if Path(dst) == page and not saved:  # the owner's editor appends right before Dream's rename
+            saved.append(True)
+            with open(page, "a", encoding="utf-8") as fh:
+                fh.write("owner line\n")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(sync.os, "replace", owner_saves_first)
+    assert sync._swap_if_unchanged(page, "dream\n", "before\n", set()) is False
+    assert page.read_text(encoding="utf-8") == "before\nowner line\n"
+    monkeypatch.setattr(sync.os, "replace", real_replace)
+
+    assert sync._swap_if_unchanged(page, "dream\n", "before\nowner line\n", set()) is True  # no one writing
+    assert page.read_text(encoding="utf-8") == "dream\n"
+    assert sync._swap_if_unchanged(page, "dream\n", "other\n", set()) is True  # already Dream's text
+    page.write_text("mine\n", encoding="utf-8")
+    assert sync._swap_if_unchanged(page, "dream 2\n", "dream\n", set()) is False  # the owner's: left alone
+    assert page.read_text(encoding="utf-8") == "mine\n"
+    assert not list(page.parent.glob(".*dream-tmp"))
