@@ -15,12 +15,14 @@ from nadia_runs import PERSONA, isolated_env
 RACES = 8  # bench/races.py runs hundreds
 
 
-def owner_commit(root: Path, rel: str, line: str) -> None:
+def owner_commit(root: Path, rel: str, line: str) -> bool:
     """Append a line and commit it, retrying while Dream's git holds a lock (index or branch ref).
 
     A person committing by hand would see the same "Unable to create '….lock'" (or "cannot lock
     ref 'HEAD': is at X but expected Y", when Dream's update-ref moved the branch between git's
-    read and its write) and try again.
+    read and its write) and try again. False when git says there is nothing to commit: Dream's
+    commit, made while the owner waited for its lock, already holds the edit (a page Dream updates
+    is merged with the owner's unsaved text); the caller checks that it does.
     """
     with open(root / rel, "a", encoding="utf-8") as fh:
         fh.write(f"\n{line}\n")
@@ -28,9 +30,11 @@ def owner_commit(root: Path, rel: str, line: str) -> None:
     while True:
         done = subprocess.run(["git", "commit", "-q", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
         if done.returncode == 0:
-            return
+            return True
+        if "nothing to commit" in done.stdout or "nothing added to commit" in done.stdout:
+            return False
         if ".lock" not in done.stderr and "cannot lock ref" not in done.stderr:
-            raise AssertionError(done.stderr)
+            raise AssertionError(f"git commit failed: {done.stderr.strip() or done.stdout.strip()}")
         if time.monotonic() > deadline:
             raise AssertionError(f"could not commit: git locks held for a minute ({done.stderr.strip()})")
         time.sleep(0.01)
@@ -44,14 +48,16 @@ def race(before: Path, work: Path, seed: int) -> list[str]:
     time.sleep(rnd.uniform(0.0, 1.2))
     committed = f"Owner line committed mid-run ({seed})."
     target = rnd.choice([EDITED, "knowledge/organizations/sora-city-laboratory.md", "knowledge/projects/japan-universal-design-sprint.md"])
-    owner_commit(work, target, committed)
+    by_owner = owner_commit(work, target, committed)
     _, err = proc.communicate(timeout=300)
     problems = [] if proc.returncode == 0 else [f"dream run failed: {err.strip()}"]
     problems += problems_after_crash(work, set())
     if committed not in (work / target).read_text(encoding="utf-8"):
         problems.append(f"the committed owner line vanished from {target}")
-    if committed not in git(work, "log", "-p", "-1", "--format=", f"--grep=owner edit", "--", target):
+    if by_owner and committed not in git(work, "log", "-p", "-1", "--format=", f"--grep=owner edit", "--", target):
         problems.append("the owner's commit is not in history")
+    if not by_owner and committed not in git(work, "show", f"HEAD:{target}"):
+        problems.append("git had nothing to commit, yet the owner's line is not in HEAD")
     return problems
 
 
