@@ -299,3 +299,28 @@ def test_with_a_key_and_no_choice_the_run_uses_anthropic_and_says_so(brain: Path
     assert result.exit_code == 0 and len(stub.seen) > 0
     assert result.stderr.startswith("dream: using backend anthropic (default: ANTHROPIC_API_KEY is set;")
     assert "\nDream-Backend: anthropic\n" in git(brain, "log", "-1", "--format=%B")
+
+
+def test_a_big_page_sends_the_model_only_what_it_shows(brain: Path, stub: Stub) -> None:
+    """40 dated swims on Nadia's page: the write_page request carries 25 of them and says how many it left out."""
+    from nadia_runs import add_session
+
+    from dream.backends.base import PAGE_SECTION_FACTS
+
+    colours = "amber azure beige black bronze cedar cherry cobalt copper coral cream denim ebony emerald golden granite hazel "\
+              "indigo ivory jade khaki lemon lilac maroon mint navy ochre olive orchid pearl plum ruby rust sage salmon sand "\
+              "scarlet silver teal violet".split()
+    turns = []
+    for day, colour in enumerate(colours, 1):
+        turns += [("user", f"I went swimming at the {colour} pool on 2026-03-{day % 28 + 1:02d} with my aunt."), ("assistant", "Nice.")]
+    add_session(brain, "2026-04-01-swims", "2026-04-01T09:00:00+09:00", turns)
+    result, report = run_json(brain, stub)
+    assert result.exit_code == 0, result.output
+    pages = [r for r in stub.requests("write_page") if '"slug":"nadia-rahman"' in json.dumps(r.body, ensure_ascii=False).replace("\\\"", '"')]
+    assert pages
+    text = pages[-1].body["messages"][-1]["content"]
+    text = text if isinstance(text, str) else "".join(part.get("text", "") for part in text)
+    page = json.loads(text.split("<page>\n", 1)[1].split("\n</page>", 1)[0])
+    events = [f for f in page["current"] if f["kind"] == "event"]
+    assert len(events) == PAGE_SECTION_FACTS and page["hidden"]["Timeline"] >= len(colours) - PAGE_SECTION_FACTS
+    assert "older fact(s) are in notes/nadia-rahman/" in text  # the prompt says what to write for them
