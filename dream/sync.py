@@ -33,6 +33,9 @@ class SyncPlan(BaseModel):
     modified: list[str] = Field(default_factory=list)
     conflicts: list[str] = Field(default_factory=list)
     merged: list[str] = Field(default_factory=list)  # written as a merge with the owner's edit, not as staged
+    # path → the live text its write was merged against (read when the plan was made). A file that
+    # holds anything else when the working tree is updated was edited since, and is left alone.
+    based_on: dict[str, str | None] = Field(default_factory=dict)
 
 
 def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_now: dict[str, str | None]) -> SyncPlan:
@@ -52,7 +55,8 @@ def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_
             continue
         writes[path] = text
         (modified if now is not None else added).append(path)
-    return SyncPlan(writes=writes, added=added, modified=modified, conflicts=conflicts, merged=merged)
+    based_on = {path: live_now.get(path) for path in writes}
+    return SyncPlan(writes=writes, added=added, modified=modified, conflicts=conflicts, merged=merged, based_on=based_on)
 
 
 def read_live(root: Path, paths: list[str]) -> dict[str, str | None]:
@@ -103,10 +107,18 @@ def apply_sync(
     repo = BrainRepo(root)
     ref = repo.git("symbolic-ref", "-q", "HEAD").strip() or "HEAD"
     writes, conflicts, rebased = dict(plan.writes), [], 0
+    # The texts each write accounts for: the live text the plan merged, and what the owner committed
+    # meanwhile (a rebase merges it). An edit saved after those is the owner's alone: the journal then
+    # records the planned text as "before", so finish_worktree leaves the file as the owner has it.
+    accounted = {rel: {plan.based_on[rel]} for rel in writes if rel in plan.based_on}
     for _ in range(5):
         new = _build_commit(repo, writes, message, base, run_dir)
         fault("after-commit-object")
-        before = {rel: _read_text(root / rel) for rel in sorted(writes)}
+        before = {}
+        for rel in sorted(writes):
+            now = _read_text(root / rel)
+            known = accounted.get(rel)
+            before[rel] = now if known is None or now in known else plan.based_on[rel]
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, files=before)
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
         fault("after-journal")
@@ -115,7 +127,9 @@ def apply_sync(
         except BrainError:
             (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
             current = repo.head()
-            writes, lost = _rebase(repo, writes, base, current, run_dir)
+            writes, lost, theirs = _rebase(repo, writes, base, current, run_dir)
+            for rel, text in theirs.items():
+                accounted.setdefault(rel, {plan.based_on.get(rel)}).add(text)
             conflicts += lost
             base, rebased = current, rebased + 1
             if not writes:
@@ -196,9 +210,11 @@ def _quote_path(rel: str) -> bytes:
     return bytes(out + b'"')
 
 
-def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None, scratch: Path) -> tuple[dict[str, str], list[str]]:
-    """Dream's writes re-applied on the owner's newer commit: their changes win where they overlap."""
-    out, lost = {}, []
+def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None,
+            scratch: Path) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """Dream's writes re-applied on the owner's newer commit: their changes win where they overlap.
+    Also returns the owner's committed text of each file the result merged."""
+    out, lost, theirs = {}, [], {}
     paths = sorted(writes)
     before = _read_many(repo, base, paths, scratch) if base else {}
     after = _read_many(repo, head, paths, scratch) if head else {}
@@ -213,9 +229,10 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str
         merged, clean = merge3(was or "", now, text)
         if clean:
             out[rel] = merged
+            theirs[rel] = now
         else:
             lost.append(f"{rel}: the owner committed an overlapping edit during the run; the owner's text was kept")
-    return out, lost
+    return out, lost, theirs
 
 
 def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None) -> None:

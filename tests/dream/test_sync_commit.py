@@ -125,3 +125,19 @@ def test_an_owner_save_during_the_swap_is_put_back(tmp_path: Path, monkeypatch) 
     assert sync._swap_if_unchanged(page, "dream 2\n", "dream\n", set()) is False  # the owner's: left alone
     assert page.read_text(encoding="utf-8") == "mine\n"
     assert not list(page.parent.glob(".*dream-tmp"))
+
+
+def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> None:
+    """Dream merges the live text when it plans the sync; building the commit then takes a while. A
+    save made meanwhile is not in Dream's text, so the file is left as the owner has it."""
+    from dream.sync import plan_sync, read_live
+
+    root, base = _brain(tmp_path)
+    staged = {"knowledge/index.md": "# Index\n\n- [[ada]]\n", "notes/ada/a.md": "a\n"}
+    plan = plan_sync(staged, {"knowledge/index.md": "# Index\n", "notes/ada/a.md": None}, read_live(root, list(staged)))
+    (root / "knowledge/index.md").write_text("# Index\nowner line\n", encoding="utf-8")  # saved after the plan
+    result = apply_sync(root, plan, "m\n", "r1", base, root / ".dream/runs/r1")
+    assert git(root, "show", f"{result.commit}:knowledge/index.md") == "# Index\n\n- [[ada]]\n"
+    assert (root / "knowledge/index.md").read_text(encoding="utf-8") == "# Index\nowner line\n"  # not overwritten
+    assert (root / "notes/ada/a.md").read_text(encoding="utf-8") == "a\n"
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"  # as after recovery
