@@ -129,7 +129,8 @@ def apply_sync(
             current = repo.head()
             writes, lost, theirs = _rebase(repo, writes, base, current, run_dir)
             for rel, text in theirs.items():
-                accounted.setdefault(rel, {plan.based_on.get(rel)}).add(text)
+                if rel in accounted:  # a plan without based_on (built by hand) keeps reading the file
+                    accounted[rel].add(text)
             conflicts += lost
             base, rebased = current, rebased + 1
             if not writes:
