@@ -19,7 +19,6 @@ from dream.backends.base import (
     Judgement,
     PAGE_SECTION_FACTS,
     SECTIONS,
-    SECTION_OF_KIND,
     ModelBackend,
     PageDraft,
     PageFact,
@@ -90,8 +89,7 @@ class OfflineBackend(ModelBackend):
             theme = theme_of(statement)
             if theme:
                 return theme, True
-        heading = SECTION_OF_KIND.get(kind, "About")
-        return heading, heading not in _BY_OBSERVED
+        return super().page_section(page_type, kind, statement)
 
     def _sections(self, req: WritePageRequest) -> list[tuple[str, list[PageFact]]]:
         """(heading, facts) in page order: About, the life themes, then the other kinds' sections."""

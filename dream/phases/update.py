@@ -42,6 +42,8 @@ def _failure(unit: str, reason: str):
 
 
 _BY_OBSERVED = operator.attrgetter("observed", "path")
+_OBSERVED = operator.attrgetter("observed")
+_UNTIL = operator.attrgetter("until", "observed")
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
 MAX_CITES = 3
 
@@ -111,6 +113,12 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
     The page writer never sees the rest (they stay in their notes), so a page of 40,000 facts costs
     what a page of a few hundred does, for the offline writer and for a model alike."""
     hidden: dict[str, int] = {}
+
+    def count_left_out(heading: str, notes: list, shown: list) -> list:
+        if len(notes) > len(shown):
+            hidden[heading] = len(notes) - len(shown)
+        return shown
+
     if len(current) > PAGE_SECTION_FACTS:
         groups: dict[str, tuple[bool, list[Note]]] = {}
         section = comp.backend.page_section
@@ -120,20 +128,11 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
         keep: set[int] = set()
         for heading, (dated, notes) in groups.items():
             chosen = _newest(notes, _by_event if dated else _OBSERVED, pinned=_holds_slot)
-            keep.update(map(id, chosen))
-            if len(notes) > len(chosen):
-                hidden[heading] = len(notes) - len(chosen)
+            keep.update(map(id, count_left_out(heading, notes, chosen)))
         current = [n for n in current if id(n) in keep]
-    for heading, notes, key, reverse in (("History", history, _UNTIL, True), ("Mentioned in", mentioned, _BY_OBSERVED, False)):
-        if len(notes) > PAGE_SECTION_FACTS:
-            hidden[heading] = len(notes) - PAGE_SECTION_FACTS
-    history = _newest(history, _UNTIL, reverse=True)
-    mentioned = _newest(mentioned, _BY_OBSERVED)
+    history = count_left_out("History", history, _newest(history, _UNTIL, reverse=True))
+    mentioned = count_left_out("Mentioned in", mentioned, _newest(mentioned, _BY_OBSERVED))
     return current, history, mentioned, hidden
-
-
-_OBSERVED = operator.attrgetter("observed")
-_UNTIL = operator.attrgetter("until", "observed")
 
 
 def compile_page(comp: Compilation, slug: str, path: str) -> Page:
