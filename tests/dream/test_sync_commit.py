@@ -141,3 +141,17 @@ def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> 
     assert (root / "knowledge/index.md").read_text(encoding="utf-8") == "# Index\nowner line\n"  # not overwritten
     assert (root / "notes/ada/a.md").read_text(encoding="utf-8") == "a\n"
     assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"  # as after recovery
+
+
+def test_the_objects_of_a_small_commit_stay_in_one_pack(tmp_path: Path) -> None:
+    """fast-import's pack is kept, not exploded into a loose file per object (the nightly run's cost)."""
+    root, base = _brain(tmp_path)
+    loose_before = git(root, "count-objects", "-v").splitlines()[0]
+    plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
+    result = apply_sync(root, plan, "Dream: run r1\n", "r1", base, root / ".dream/runs/r1")
+    stats = dict(line.split(": ") for line in git(root, "count-objects", "-v").splitlines())
+    # Loose: only the commit object commit-tree writes; the blobs and trees are in the pack.
+    assert int(stats["count"]) == int(loose_before.split(": ")[1]) + 1
+    assert stats["packs"] == "1"
+    assert git(root, "cat-file", "-t", f"{result.commit}^{{tree}}").strip() == "tree"
+    git(root, "fsck", "--no-progress")
