@@ -206,7 +206,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         report.conflicts += sync.conflicts
         report.files = sorted(sync.writes)
         fault("after-plan")
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id)
+        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
+                            staged=(staged.root, written))
         report.commit = result.commit
         report.conflicts += result.conflicts
     return _finish(root, run_id, report)

@@ -95,12 +95,15 @@ class SyncResult(BaseModel):
 
 
 def apply_sync(
-    root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path
+    root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
+    staged: tuple[Path, dict[str, str]] | None = None,
 ) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
     If the owner committed while the run worked, the branch moved: the plan is merged onto their
     commit (3-way per file, their text wins on conflict) and the swap is tried again.
+    `staged`: the staged folder and the texts written in it; a file new to the working tree whose
+    text is the staged one is linked from there instead of written again (finish_worktree).
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -137,7 +140,9 @@ def apply_sync(
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
             continue
         fault("after-update-ref")
-        finish_worktree(root, journal, targets=writes)
+        folder, texts = staged or (None, {})
+        copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
+        finish_worktree(root, journal, targets=writes, copies=copies)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
@@ -242,20 +247,24 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str
     return out, lost, theirs
 
 
-def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None) -> None:
+def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None,
+                    copies: dict[str, Path] | None = None) -> None:
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
     when it still holds what it held before the run (or Dream's own text): anything else is the
-    owner's and is left alone, showing as their uncommitted change.
+    owner's and is left alone, showing as their uncommitted change. `copies`: files already holding
+    a target's bytes (the staged folder's); a file new to the working tree is hard-linked from its
+    copy, which costs a fifth of writing it (a full compile creates one file per note).
     """
+    copies = copies or {}
     repo = BrainRepo(root)
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
         targets = _read_many(repo, journal.new, sorted(journal.files), Path(root) / layout.RUNS / journal.run_id)
     done, made = [], set()
     for i, (rel, before) in enumerate(sorted(journal.files.items())):
         target = targets.get(rel)
-        if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made):
+        if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel)):
             done.append(rel)
         if i == len(journal.files) // 2:
             fault("mid-worktree")
@@ -273,18 +282,24 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
 
-def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path]) -> bool:
+def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path], copy: Path | None = None) -> bool:
     """Put `target` at `path` when the file still holds `before` (or `target`); True when it does now.
 
     The owner may be saving the file at this very moment. The new text is written aside first, the
     file is checked right before the rename, and the old file is kept open across it: bytes the
-    owner wrote into it meanwhile are seen after the rename and put back, as their change.
+    owner wrote into it meanwhile are seen after the rename and put back, as their change. A new
+    file is linked from `copy` (which holds `target`) when there is one: a link never replaces a
+    file the owner created meanwhile.
     """
     current = _read_text(path)
     if current == target:
         return True
     if current != before:
         return False
+    if before is None and copy is not None:
+        linked = _link_new(copy, path, made)
+        if linked is not None:
+            return linked
     tmp = _write_aside(path, target.encode("utf-8"), made)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -306,6 +321,21 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
     if after != seen:  # written while it was swapped: the owner's text wins
         _replace_file(path, after, made)
         return False
+    return True
+
+
+def _link_new(copy: Path, path: Path, made: set[Path]) -> bool | None:
+    """Hard-link `copy` to the absent `path`: True when linked, False when the owner's file is
+    there now, None when links do not work here (another file system, no permission)."""
+    if path.parent not in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made.add(path.parent)
+    try:
+        os.link(copy, path)
+    except FileExistsError:  # created by the owner after the check: theirs
+        return _read_text(path) == copy.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
     return True
 
 

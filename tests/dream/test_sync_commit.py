@@ -155,3 +155,36 @@ def test_the_objects_of_a_small_commit_stay_in_one_pack(tmp_path: Path) -> None:
     assert stats["packs"] == "1"
     assert git(root, "cat-file", "-t", f"{result.commit}^{{tree}}").strip() == "tree"
     git(root, "fsck", "--no-progress")
+
+
+def test_a_new_file_is_linked_from_the_staged_folder_and_a_merged_one_is_written(tmp_path: Path) -> None:
+    root, base = _brain(tmp_path)
+    folder = root / ".dream/runs/r1/staged"
+    staged = {"notes/ada/a.md": "a\n", "notes/ada/b.md": "b as staged\n", "knowledge/index.md": "# Index\n\n- [[ada]]\n"}
+    for rel, text in staged.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    # b.md's planned text is not the staged one (a merge changed it): it must not be linked.
+    writes = {**staged, "notes/ada/b.md": "b as merged\n"}
+    plan = SyncPlan(writes=writes, added=["notes/ada/a.md", "notes/ada/b.md"], modified=["knowledge/index.md"])
+    apply_sync(root, plan, "m\n", "r1", base, root / ".dream/runs/r1", staged=(folder, staged))
+    assert (root / "notes/ada/a.md").samefile(folder / "notes/ada/a.md")
+    assert not (root / "notes/ada/b.md").samefile(folder / "notes/ada/b.md")
+    assert not (root / "knowledge/index.md").samefile(folder / "knowledge/index.md")  # it existed: swapped, not linked
+    for rel, text in writes.items():
+        assert (root / rel).read_text(encoding="utf-8") == text
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def test_a_link_never_replaces_a_file_the_owner_created_meanwhile(tmp_path: Path) -> None:
+    from dream.sync import _link_new
+
+    copy = tmp_path / "staged.md"
+    copy.write_text("Dream's text\n", encoding="utf-8")
+    path = tmp_path / "live" / "page.md"
+    path.parent.mkdir()
+    path.write_text("the owner's new file\n", encoding="utf-8")
+    assert _link_new(copy, path, set()) is False
+    assert path.read_text(encoding="utf-8") == "the owner's new file\n"
+    path.unlink()
+    assert _link_new(copy, path, set()) is True and path.samefile(copy)
