@@ -150,6 +150,7 @@ class Compilation:
     _refs_version: int = -1
     updated: list[str] = field(default_factory=list)
     live_index: tuple[dict, dict] | None = None  # index lines of the live pages and summaries (dream.run)
+    _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
 
     def bump(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
@@ -215,21 +216,31 @@ class Compilation:
         """
         tree = self.view.tree
         live = tree.read_bytes(path).decode("utf-8", errors="replace") if tree.exists(path) else None
-        if live is not None and not self.staged.has(path):
-            blob = self.state.written.get(path)
-            if blob is None:
-                self.kept.append(path)
+        blob = self.state.written.get(path) if live is not None else None
+        if live is not None and blob is None and not self.staged.has(path):
+            self.kept.append(path)
+            return False
+        # Every write of the run is merged, not only the first: a note that gains two sources in one
+        # run is staged twice, and the owner's edit must be in the text that lands.
+        base = self._base(blob) if blob is not None else None
+        if base is not None and live != base:
+            text, clean = merge3(base, live, text)
+            if not clean:
+                conflict = f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept"
+                if conflict not in self.conflicts:
+                    self.conflicts.append(conflict)
+                self.staged.drop(path)  # an earlier write of this run, merged cleanly, does not land alone
                 return False
-            base = self.read_blob(blob)
-            if base is not None and live != base:
-                text, clean = merge3(base, live, text)
-                if not clean:
-                    self.conflicts.append(f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept")
-                    return False
         if text == live:
             return False
         self.staged.write(path, text)
         return True
+
+    def _base(self, blob: str) -> str | None:
+        """The text of Dream's last write (a git blob), read once per run."""
+        if blob not in self._bases:
+            self._bases[blob] = self.read_blob(blob)
+        return self._bases[blob]
 
     def live_page(self, slug: str) -> Page | None:
         path = self.page_path(slug)

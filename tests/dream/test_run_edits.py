@@ -221,6 +221,28 @@ def test_an_owner_edit_to_a_note_survives_when_dream_supersedes_it(compiled_copy
     assert mine in note.read_text(encoding="utf-8")
 
 
+def test_an_owner_edit_to_a_note_survives_when_dream_writes_it_twice_in_one_run(compiled_copy: Path) -> None:
+    """Two turns restate a note's fact: the run adds two sources to it. The owner's edit, merged into
+    the first write, must be in the last one too (it was lost when only the first was merged)."""
+    root = compiled_copy
+    note = root / "notes/nadia-rahman/nadia-prefers-pdf-figures-over-png.md"
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("title: Nadia prefers PDF figures over PNG", "title: PDF figures, not PNG (checked by me)"), encoding="utf-8")
+    git(root, "commit", "-q", "-am", "my title for the note")
+    sid = "2026-07-20-figures-again"
+    add_session(root, sid, "2026-07-20T10:00:00+09:00", [
+        ("user", "For the record: I prefer PDF figures over PNG."), ("assistant", "Noted."),
+        ("user", "And again, I prefer PDF figures over PNG."), ("assistant", "Understood."),
+    ])
+
+    report = dream(root, "2026-07-21T02:00:00Z")
+    assert report.status == "ok" and report.conflicts == []
+    text = note.read_text(encoding="utf-8")
+    assert "title: PDF figures, not PNG (checked by me)" in text
+    assert f"session:{sid}#t1" in text and f"session:{sid}#t3" in text
+    assert git(root, "status", "--porcelain") == ""
+
+
 # --- a Brain written by hand (fixtures/nadia: pages, notes, summaries, no state) ----------------
 
 
