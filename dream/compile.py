@@ -151,6 +151,7 @@ class Compilation:
     updated: list[str] = field(default_factory=list)
     live_index: tuple[dict, dict] | None = None  # index lines of the live pages and summaries (dream.run)
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
+    unstaged_notes: dict[str, Note] = field(default_factory=dict)  # path → note attach changed (dream.phases.attach)
 
     def bump(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n

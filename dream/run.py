@@ -24,7 +24,7 @@ from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
-from dream.phases.attach import attach_session
+from dream.phases.attach import attach_session, stage_notes
 from dream.phases.orient import list_session_files, plan_sessions
 from dream.phases.summarize import summarize_session, write_summary
 from dream.phases.update import update_pages
@@ -146,6 +146,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
             continue
         sessions[pending.id] = (pending, clean, summary)
 
+    stage_notes(comp)
     if not sessions:
         report.status, report.reason = "failed", report.stopped or "no pending session could be read (see problems)"
         return _finish(root, run_id, report)

@@ -159,8 +159,17 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
 
 
 def _write(comp: Compilation, note: Note) -> None:
-    text = render_note(note)
-    if comp.stage(note.path, text):
-        comp.cache.remember_note(note.path, text.encode("utf-8"), note)
+    """The note's new state; its file is rendered and staged once, by stage_notes."""
+    comp.unstaged_notes[note.path] = note
     comp.topic(note.topic).put(note, statement_key(note.statement))
     comp.touched.add(note.topic)
+
+
+def stage_notes(comp: Compilation) -> None:
+    """Render and stage the notes attach changed, each once: a note restated by many sessions gains a
+    source per session, and rendering it at each one made a full compile quadratic in them."""
+    for path, note in sorted(comp.unstaged_notes.items()):
+        text = render_note(note)
+        if comp.stage(path, text):
+            comp.cache.remember_note(path, text.encode("utf-8"), note)
+    comp.unstaged_notes.clear()
