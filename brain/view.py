@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 _PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
-_PARSE_CACHE_MAX = 50_000  # documents; keyed by a 16-byte digest of the content, not the content
+_PARSE_CACHE_MAX = 250_000  # documents; keyed by a 16-byte digest of the content, not the content
 
 
 def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
