@@ -37,10 +37,11 @@ def _brain(tmp_path: Path) -> tuple[Path, str]:
     return root, git(root, "rev-parse", "HEAD").strip()
 
 
-def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str]) -> str:
-    """The tree the owner would commit with `git add` of the same files (a copy of the Brain)."""
+def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str], base: str) -> str:
+    """The tree the owner would commit with `git add` of the same files on `base` (a copy of the Brain)."""
     copy = tmp_path / "copy"
     subprocess.run(["git", "clone", "-q", str(root), str(copy)], check=True)
+    git(copy, "reset", "-q", "--hard", base)
     for rel, text in writes.items():
         (copy / rel).parent.mkdir(parents=True, exist_ok=True)
         (copy / rel).unlink(missing_ok=True)
@@ -55,7 +56,7 @@ def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path
     plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
     result = apply_sync(root, plan, "Dream: run r1\n\nDream-Run: r1\n", "r1", base, root / ".dream/runs/r1")
     assert git(root, "rev-parse", "HEAD").strip() == result.commit
-    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES)
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES, base)
     assert git(root, "rev-parse", f"{result.commit}^").strip() == base
     assert git(root, "log", "-1", "--format=%an <%ae>%n%B", result.commit) == "Dream <dream@localhost>\nDream: run r1\n\nDream-Run: r1\n\n"
     assert git(root, "for-each-ref") == refs_before.replace(base, result.commit)
@@ -143,17 +144,17 @@ def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> 
     assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"  # as after recovery
 
 
-def test_the_objects_of_a_small_commit_stay_in_one_pack(tmp_path: Path) -> None:
+def test_the_blobs_of_a_small_commit_stay_in_one_pack(tmp_path: Path) -> None:
     """fast-import's pack is kept, not exploded into a loose file per object (the nightly run's cost)."""
+    from brain.repo import blob_id
+
     root, base = _brain(tmp_path)
-    loose_before = git(root, "count-objects", "-v").splitlines()[0]
     plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
-    result = apply_sync(root, plan, "Dream: run r1\n", "r1", base, root / ".dream/runs/r1")
-    stats = dict(line.split(": ") for line in git(root, "count-objects", "-v").splitlines())
-    # Loose: only the commit object commit-tree writes; the blobs and trees are in the pack.
-    assert int(stats["count"]) == int(loose_before.split(": ")[1]) + 1
-    assert stats["packs"] == "1"
-    assert git(root, "cat-file", "-t", f"{result.commit}^{{tree}}").strip() == "tree"
+    apply_sync(root, plan, "Dream: run r1\n", "r1", base, root / ".dream/runs/r1")
+    packs = sorted((root / ".git/objects/pack").glob("*.idx"))
+    assert len(packs) == 1
+    packed = {line.split()[0] for line in git(root, "verify-pack", "-v", str(packs[0])).splitlines() if " blob " in line}
+    assert packed == {blob_id(text.encode("utf-8")) for text in WRITES.values()}
     git(root, "fsck", "--no-progress")
 
 
@@ -188,3 +189,25 @@ def test_a_link_never_replaces_a_file_the_owner_created_meanwhile(tmp_path: Path
     assert path.read_text(encoding="utf-8") == "the owner's new file\n"
     path.unlink()
     assert _link_new(copy, path, set()) is True and path.samefile(copy)
+
+
+def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: Path) -> None:
+    """The folders a write touches are rebuilt from the base's: a symlink, an executable and a big
+    folder's other files stay as they were; the tree is the one `git add` gives."""
+    root, base = _brain(tmp_path)
+    bob = root / "notes/bob"
+    (bob / "run.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    (bob / "run.sh").chmod(0o755)
+    (bob / "link.md").symlink_to("x.md")
+    for i in range(3000):
+        (bob / f"old-{i:04d}.md").write_text(f"old {i}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a big folder")
+    base = git(root, "rev-parse", "HEAD").strip()
+    writes = {f"notes/bob/new-{i:04d}.md": f"new {i}\n" for i in range(3000)}
+    writes["notes/bob/old-0007.md"] = "changed\n"
+    writes["notes/bob/deeper/still/x.md"] = "a folder the base lacks\n"
+    result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+    listing = git(root, "ls-tree", result.commit, "notes/bob/")
+    assert "120000 blob" in listing and "100755 blob" in listing
