@@ -221,17 +221,22 @@ def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> st
     made: dict[str, bytes] = {}
     with subprocess.Popen(["git", "mktree", "--missing", "--batch"], cwd=repo.root, stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-        for folder in sorted(gains, key=lambda f: (-f.count("/") - bool(f), f)):  # deepest first, the root last
-            entries = old.get(folder, {})
-            entries.update(gains[folder])
-            for sub in children.get(folder, ()):
-                entries[sub.rpartition("/")[2].encode("utf-8")] = (b"040000", made[sub])
-            spec = b"".join(b"%s %s %s\t%s\n" % (mode, _TYPE_OF_MODE.get(mode, b"blob"), oid, _quote_name(name))
-                            for name, (mode, oid) in entries.items())
-            proc.stdin.write(spec + b"\n")  # a blank line ends a tree; mktree answers with its id
-            proc.stdin.flush()
-            made[folder] = proc.stdout.readline().strip()
-        proc.stdin.close()
+        try:
+            for folder in sorted(gains, key=lambda f: (-f.count("/") - bool(f), f)):  # deepest first, the root last
+                entries = old.get(folder, {})
+                entries.update(gains[folder])
+                for sub in children.get(folder, ()):
+                    entries[sub.rpartition("/")[2].encode("utf-8")] = (b"040000", made[sub])
+                spec = b"".join(b"%s %s %s\t%s\n" % (mode, _TYPE_OF_MODE.get(mode, b"blob"), oid, _quote_name(name))
+                                for name, (mode, oid) in entries.items())
+                proc.stdin.write(spec + b"\n")  # a blank line ends a tree; mktree answers with its id
+                proc.stdin.flush()
+                made[folder] = proc.stdout.readline().strip()
+                if len(made[folder]) != 40:
+                    break  # mktree stopped: its message is on stderr
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
         err = proc.stderr.read().decode("utf-8", errors="replace").strip().splitlines()
     tree = made.get("", b"").decode("ascii", errors="replace")
     if proc.returncode != 0 or len(tree) != 40:
@@ -244,14 +249,18 @@ _TYPE_OF_MODE = {b"040000": b"tree", b"160000": b"commit"}
 
 def _read_trees(repo: BrainRepo, commit: str, folders: list[str]) -> dict[str, dict[bytes, tuple[bytes, bytes]]]:
     """The entries of each folder in `commit`'s tree (one `git cat-file --batch`); a folder it lacks is left out."""
+    # Staging refuses control characters in names (brain.layout), so a folder is one line here.
     asked = b"".join((f"{commit}:{f}" if f else f"{commit}^{{tree}}").encode("utf-8") + b"\n" for f in folders)
-    out = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, input=asked, capture_output=True, check=True).stdout
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, input=asked, capture_output=True)
+    out, err = proc.stdout, proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    if proc.returncode != 0:
+        raise BrainError(f"git cat-file failed: {err[0] if err else f'exit {proc.returncode}'}", "run `git fsck`, then `dream run` again")
     trees, pos = {}, 0
     for folder in folders:
         nl = out.index(b"\n", pos)
         head = out[pos:nl].split(b" ")
         pos = nl + 1
-        if len(head) != 3:  # "<name> missing": a folder the writes create
+        if len(head) != 3 or len(head[0]) != 40 or not head[2].isdigit():  # "<name> missing": a folder the writes create
             continue
         size = int(head[2])
         if head[1] == b"tree":  # not a file where the writes put a folder

@@ -211,3 +211,15 @@ def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: 
     assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
     listing = git(root, "ls-tree", result.commit, "notes/bob/")
     assert "120000 blob" in listing and "100755 blob" in listing
+
+
+def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Path) -> None:
+    root, _ = _brain(tmp_path)
+    (root / "notes/my topic").mkdir(parents=True)
+    (root / "notes/my topic/a.md").write_text("a\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "a folder with a space")
+    base = git(root, "rev-parse", "HEAD").strip()
+    writes = {"notes/my topic/b.md": "b\n", "notes/new topic missing/c.md": "c\n", "notes/my topic/a.md": "a, changed\n"}
+    result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
