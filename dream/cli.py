@@ -152,5 +152,31 @@ def demo_command(dest: Path, now: str) -> None:
     click.echo(f"\nBrain ready at {dest}. Try: brain --brain {dest} index")
 
 
+def entry() -> None:
+    """The `dream` command: `main`, then an exit that skips the interpreter's teardown.
+
+    A full compile leaves a large heap (1.4 GB after 10,000 sessions) that Python would free object
+    by object before exiting: ~3 s of a nightly run spent on nothing. By the time `main` returns,
+    the run has closed its files, released its lock and waited for its helpers, so output is
+    flushed and the process exits at once with main's status.
+    """
+    import os
+
+    try:
+        main()
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    if isinstance(code, str):  # sys.exit("message"): printed, status 1, as Python does
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`dream status | head`), a closed stream
+            pass
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

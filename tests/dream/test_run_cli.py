@@ -183,6 +183,29 @@ def test_a_held_lock_fails_with_one_line_and_changes_nothing(compiled_copy: Path
     assert head(root) != before
 
 
+def _dream_process(*args: str | Path) -> "subprocess.CompletedProcess[str]":
+    """`dream` as cron runs it: its own process, through the entry point that skips teardown."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "dream.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_the_dream_process_exits_with_its_status_and_all_its_output(compiled_copy: Path, dream_cli) -> None:
+    root = compiled_copy
+    pending_session(root)
+    report = _dream_process("run", "--brain", root, "--now", NOW, "--dry-run", "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["status"] == "dry-run"  # the whole report, flushed before the exit
+    assert report.stdout == dream_cli("run", "--brain", root, "--now", NOW, "--dry-run", "--json").stdout
+
+    failed = _dream_process("run", "--brain", root / "no-such-brain", "--now", NOW)
+    assert failed.returncode == 1 and failed.stdout == ""
+    assert failed.stderr.startswith("dream: error: ") and failed.stderr.count("\n") == 1
+    usage = _dream_process("run", "--no-such-option")
+    assert usage.returncode == 2 and "No such option" in usage.stderr
+
+
 # --- --dry-run, --max-sessions ------------------------------------------------------------------
 
 
