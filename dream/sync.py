@@ -130,7 +130,7 @@ def apply_sync(
         except BrainError:
             (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
             current = repo.head()
-            writes, lost, theirs = _rebase(repo, writes, base, current, run_dir)
+            writes, lost, theirs = _rebase(repo, writes, base, current)
             for rel, text in theirs.items():
                 if rel in accounted:  # a plan without based_on (built by hand) keeps reading the file
                     accounted[rel].add(text)
@@ -201,8 +201,7 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
 
 def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> str:
     """The id of `base`'s tree with each path set to its blob (mode 100644); other entries kept."""
-    Entries = dict[bytes, tuple[bytes, bytes]]  # name → (mode, object id), as `git ls-tree` shows them
-    gains: dict[str, Entries] = {"": {}}  # folder → the entries the writes give it
+    gains: dict[str, _Entries] = {"": {}}  # folder → the entries the writes give it
     children: dict[str, list[str]] = {}
     for rel, blob in blobs.items():
         folder, _, name = rel.rpartition("/")
@@ -245,31 +244,16 @@ def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> st
 
 
 _TYPE_OF_MODE = {b"040000": b"tree", b"160000": b"commit"}
+_Entries = dict[bytes, tuple[bytes, bytes]]  # a folder's name → (mode, object id), as `git ls-tree` shows them
 
 
-def _read_trees(repo: BrainRepo, commit: str, folders: list[str]) -> dict[str, dict[bytes, tuple[bytes, bytes]]]:
-    """The entries of each folder in `commit`'s tree (one `git cat-file --batch`); a folder it lacks is left out."""
-    # Staging refuses control characters in names (brain.layout), so a folder is one line here.
-    asked = b"".join((f"{commit}:{f}" if f else f"{commit}^{{tree}}").encode("utf-8") + b"\n" for f in folders)
-    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, input=asked, capture_output=True)
-    out, err = proc.stdout, proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-    if proc.returncode != 0:
-        raise BrainError(f"git cat-file failed: {err[0] if err else f'exit {proc.returncode}'}", "run `git fsck`, then `dream run` again")
-    trees, pos = {}, 0
-    for folder in folders:
-        nl = out.index(b"\n", pos)
-        head = out[pos:nl].split(b" ")
-        pos = nl + 1
-        if len(head) != 3 or len(head[0]) != 40 or not head[2].isdigit():  # "<name> missing": a folder the writes create
-            continue
-        size = int(head[2])
-        if head[1] == b"tree":  # not a file where the writes put a folder
-            trees[folder] = _tree_entries(out[pos : pos + size])
-        pos += size + 1
-    return trees
+def _read_trees(repo: BrainRepo, commit: str, folders: list[str]) -> dict[str, _Entries]:
+    """The entries of each folder in `commit`'s tree; a folder it lacks (or holds as a file) is left out."""
+    names = [f"{commit}:{f}" if f else f"{commit}^{{tree}}" for f in folders]
+    return {f: _tree_entries(found[1]) for f, found in zip(folders, _cat_batch(repo, names)) if found and found[0] == b"tree"}
 
 
-def _tree_entries(data: bytes) -> dict[bytes, tuple[bytes, bytes]]:
+def _tree_entries(data: bytes) -> _Entries:
     """A raw tree object's entries: `<mode> <name>NUL<20-byte id>` each; modes as ls-tree shows them."""
     entries, pos = {}, 0
     while pos < len(data):
@@ -298,14 +282,14 @@ def _quote_name(data: bytes) -> bytes:
     return bytes(out + b'"')
 
 
-def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None, head: str | None,
-            scratch: Path) -> tuple[dict[str, str], list[str], dict[str, str]]:
+def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
+            head: str | None) -> tuple[dict[str, str], list[str], dict[str, str]]:
     """Dream's writes re-applied on the owner's newer commit: their changes win where they overlap.
     Also returns the owner's committed text of each file the result merged."""
     out, lost, theirs = {}, [], {}
     paths = sorted(writes)
-    before = _read_many(repo, base, paths, scratch) if base else {}
-    after = _read_many(repo, head, paths, scratch) if head else {}
+    before = _read_many(repo, base, paths) if base else {}
+    after = _read_many(repo, head, paths) if head else {}
     for rel, text in writes.items():
         was, now = before.get(rel), after.get(rel)
         if now == was:
@@ -336,7 +320,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     copies = copies or {}
     repo = BrainRepo(root)
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
-        targets = _read_many(repo, journal.new, sorted(journal.files), Path(root) / layout.RUNS / journal.run_id)
+        targets = _read_many(repo, journal.new, sorted(journal.files))
     done, made = [], set()
     for i, (rel, before) in enumerate(sorted(journal.files.items())):
         target = targets.get(rel)
@@ -375,7 +359,7 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
     if before is None and copy is not None:
         linked = _link_new(copy, path, made)
         if linked is not None:
-            return linked
+            return linked or _read_text(path) == target  # not linked: a file the owner created meanwhile
     tmp = _write_aside(path, target.encode("utf-8"), made)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
@@ -401,18 +385,23 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
 
 
 def _link_new(copy: Path, path: Path, made: set[Path]) -> bool | None:
-    """Hard-link `copy` to the absent `path`: True when linked, False when the owner's file is
-    there now, None when links do not work here (another file system, no permission)."""
-    if path.parent not in made:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        made.add(path.parent)
+    """Hard-link `copy` to the absent `path`: True when linked, False when a file is there now (the
+    owner's: never replaced), None when links do not work here (another file system, no permission)."""
+    _make_folder(path, made)
     try:
         os.link(copy, path)
-    except FileExistsError:  # created by the owner after the check: theirs
-        return _read_text(path) == copy.read_text(encoding="utf-8", errors="replace")
+    except FileExistsError:
+        return False
     except OSError:
         return None
     return True
+
+
+def _make_folder(path: Path, made: set[Path]) -> None:
+    """`path`'s folder, created once per sync (`made` remembers the ones done)."""
+    if path.parent not in made:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        made.add(path.parent)
 
 
 def _read_fd(fd: int) -> bytes:
@@ -425,9 +414,7 @@ def _read_fd(fd: int) -> bytes:
 
 def _write_aside(path: Path, data: bytes, made: set[Path]) -> Path:
     """`data` in a temporary file next to `path`, ready to be renamed over it."""
-    if path.parent not in made:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        made.add(path.parent)
+    _make_folder(path, made)
     tmp = path.with_name(f".{path.name}.dream-tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
@@ -488,24 +475,35 @@ def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
     return True
 
 
-def _read_many(repo: BrainRepo, rev: str, paths: list[str], scratch: Path) -> dict[str, str]:
+def _read_many(repo: BrainRepo, rev: str, paths: list[str]) -> dict[str, str]:
     """`rev:path` for many paths through one `git cat-file --batch` (missing paths left out)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    request = scratch / "cat-file-batch"
-    request.write_text("".join(f"{rev}:{p}\n" for p in paths), encoding="utf-8")
-    with open(request, "rb") as fh:
-        out = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, stdin=fh, capture_output=True, check=True).stdout
-    texts, pos = {}, 0
-    for rel in paths:
-        header_end = out.index(b"\n", pos)
-        header = out[pos:header_end].split()
-        pos = header_end + 1
-        if len(header) == 2 and header[1] == b"missing":
+    found = _cat_batch(repo, [f"{rev}:{p}" for p in paths])
+    return {rel: got[1].decode("utf-8", errors="replace") for rel, got in zip(paths, found) if got is not None}
+
+
+def _cat_batch(repo: BrainRepo, names: list[str]) -> list[tuple[bytes, bytes] | None]:
+    """(type, content) of each named object, None where it is missing: one `git cat-file --batch`.
+
+    Staging refuses control characters in names (brain.layout), so each name is one request line.
+    """
+    proc = subprocess.run(["git", "cat-file", "--batch"], cwd=repo.root, input="".join(n + "\n" for n in names).encode("utf-8"),
+                          capture_output=True)
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise BrainError(f"git cat-file failed: {err[0] if err else f'exit {proc.returncode}'}", "run `git fsck`, then `dream run` again")
+    out, pos, found = proc.stdout, 0, []
+    for _ in names:
+        nl = out.index(b"\n", pos)
+        head = out[pos:nl].split(b" ")
+        pos = nl + 1
+        # "<id> <type> <size>", else "<name> missing" (a name may hold spaces: not split on them)
+        if len(head) != 3 or len(head[0]) != 40 or not head[2].isdigit():
+            found.append(None)
             continue
-        size = int(header[2])
-        texts[rel] = out[pos : pos + size].decode("utf-8", errors="replace")
+        size = int(head[2])
+        found.append((head[1], out[pos : pos + size]))
         pos += size + 1
-    return texts
+    return found
 
 
 def _read_text(path: Path) -> str | None:

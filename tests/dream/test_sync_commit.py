@@ -223,3 +223,13 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     writes = {"notes/my topic/b.md": "b\n", "notes/new topic missing/c.md": "c\n", "notes/my topic/a.md": "a, changed\n"}
     result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
     assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+
+
+def test_reading_many_files_of_a_commit_leaves_out_missing_paths_with_spaces(tmp_path: Path) -> None:
+    """cat-file says "<name> missing" for an absent path; a name with spaces once broke the reading."""
+    from brain.repo import BrainRepo
+    from dream.sync import _read_many
+
+    root, base = _brain(tmp_path)
+    got = _read_many(BrainRepo(root), base, ["guide.md", "notes/my topic/gone.md", "notes/bob/x.md", "a b c.md"])
+    assert got == {"guide.md": "guide\n", "notes/bob/x.md": "bob\n"}
