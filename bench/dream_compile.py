@@ -28,6 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from corpus import make_corpus  # noqa: E402
 
+from dream.timing import read_timings  # noqa: E402
+
 BIN = Path(sys.executable).parent
 LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 NOW = "2026-01-01T00:00:00Z"
@@ -59,9 +61,32 @@ def dream_run(root: Path, now: str = NOW) -> float:
     return timed(str(BIN / "dream"), "run", "--brain", str(root), "--now", now, cwd=root)
 
 
+def newest_run(root: Path) -> Path:
+    return max((root / ".dream" / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
+
+
 def report_of(root: Path) -> dict:
-    newest = max((root / ".dream" / "runs").iterdir(), key=lambda p: p.stat().st_mtime)
-    return json.loads((newest / "report.json").read_text())
+    return json.loads((newest_run(root) / "report.json").read_text())
+
+
+def phases_line(runs: list[dict | None]) -> str:
+    """Median seconds per phase over runs' timings.json (dream.timing), in the run's order."""
+    runs = [r for r in runs if r]
+    if not runs:
+        return "  phases: (no timings.json)"
+    names = list(runs[0]["phases"])
+    med = {n: statistics.median(r["phases"].get(n, 0.0) for r in runs) for n in names}
+    return "  phases (median s): " + ", ".join(f"{n} {med[n]:.2f}" for n in names)
+
+
+def precompile() -> None:
+    """Byte-compile the installed code, as `pip install .` does: this sandbox sets
+    PYTHONDONTWRITEBYTECODE, and without .pyc files every `dream` process would compile its
+    ~60 modules again (about 0.2 s), which no installed copy does."""
+    import compileall
+
+    for package in ("brain", "dream", "validators"):
+        compileall.compile_dir(str(HERE.parent / package), quiet=1)
 
 
 def count_turns(root: Path) -> int:
@@ -69,12 +94,13 @@ def count_turns(root: Path) -> int:
 
 
 def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
-    times, last = [], None
+    times, last, timings = [], None, []
     for i in range(runs):
         root = fresh_brain(tmp / f"{label}-{i}")
         prepare(root)
         commit_all(root, "sessions")
         times.append(dream_run(root))
+        timings.append(read_timings(newest_run(root)))
         last = root
     turns = count_turns(last)
     rep = report_of(last)
@@ -84,6 +110,7 @@ def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
     print(f"{label}: {turns} turns, median {med:.2f} s over {runs} runs ({turns / med:,.0f} turns/s); "
           f"{len(rep['pages_created'])} pages, {rep['facts']} facts, {rep['notes_written']} notes, "
           f"verifier {rep['verifier']}, validator errors {n_errors}")
+    print(phases_line(timings))
     return last
 
 
@@ -118,7 +145,7 @@ def add_session(root: Path, seed: int, start) -> None:
 
 def incremental(compiled: Path, runs: int, tmp: Path) -> None:
     """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files."""
-    dream_times, git_times = [], []
+    dream_times, git_times, timings = [], [], []
     for i in range(runs):
         work = tmp / f"incr-{i}"
         shutil.copytree(compiled, work, symlinks=True)
@@ -127,6 +154,7 @@ def incremental(compiled: Path, runs: int, tmp: Path) -> None:
         bare = tmp / f"bare-{i}"
         shutil.copytree(work, bare, symlinks=True)
         dream_times.append(dream_run(work, "2030-01-02T00:00:00Z"))
+        timings.append(read_timings(newest_run(work)))
         changed = sh("git", "show", "--name-only", "--format=", "HEAD", cwd=work).split()
         for rel in changed:
             (bare / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -143,6 +171,7 @@ def incremental(compiled: Path, runs: int, tmp: Path) -> None:
     d, g = statistics.median(dream_times), statistics.median(git_times)
     print(f"incremental (1 new session, {len(changed)} files changed): dream run {d:.2f} s, "
           f"bare git add+commit of the same files {g:.2f} s, ratio {d / g:.1f}x (medians of {runs})")
+    print(phases_line(timings))
 
 
 def main() -> None:
@@ -152,6 +181,7 @@ def main() -> None:
     ap.add_argument("--skip-locomo", action="store_true")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="compile the synthetic Brain into DIR once; reuse it later")
     args = ap.parse_args()
+    precompile()
     with tempfile.TemporaryDirectory(prefix="dream-bench-") as tmp_name:
         tmp = Path(tmp_name)
         start = time.perf_counter()

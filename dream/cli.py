@@ -76,7 +76,7 @@ def _guard(fn):
 @click.option("--record", is_flag=True, help="Keep every model exchange in the run folder, for `dream replay`.")
 @click.option("--now", default=None, help="The run's clock, ISO 8601 (default: $DREAM_NOW or the real time).")
 @click.option("--run-id", default=None, help="Use this run id instead of deriving one from the clock and inputs.")
-@click.option("-v", "--verbose", is_flag=True, help="Say what was done even on success.")
+@click.option("-v", "--verbose", is_flag=True, help="Say what was done even on success, and where the time went (on stderr).")
 @_guard
 def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     """Compile new and grown sessions into the Brain as one git commit."""
@@ -95,6 +95,8 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     if settings.max_cost is not None and backend.usage().cost_usd is None:
         raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
     report = run(settings, backend)
+    if verbose and report.timings is not None and report.status != "nothing-to-do":
+        click.echo(f"dream: {report.timings.line()}", err=True)  # stderr: stdout stays the report
     if as_json:
         click.echo(report.model_dump_json(indent=2))
     elif verbose or dry_run or not report.ok or report.rejected or report.conflicts or report.session_failures:

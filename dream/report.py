@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 
 class RunReport(BaseModel):
@@ -41,6 +43,17 @@ class RunReport(BaseModel):
     claims_flagged: list[str] = Field(default_factory=list)  # contradicted claims, kept for the owner to judge
     commit: str | None = None
     files: list[str] = Field(default_factory=list)
+    # Where the time went (dream.timing.PhaseClock): never serialised, so the report stays the
+    # same for the same inputs; the run folder's timings.json has it.
+    _timings: Any = PrivateAttr(default=None)
+
+    @property
+    def timings(self) -> Any:
+        return self._timings
+
+    @timings.setter
+    def timings(self, clock: Any) -> None:
+        self._timings = clock
 
     @property
     def ok(self) -> bool:

@@ -34,6 +34,7 @@ from dream.sanitize import sanitize_session
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, parse_state
+from dream.timing import PhaseClock
 from dream.sync import apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
@@ -49,11 +50,16 @@ def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
+    clock = PhaseClock()
+    clock.mark("orient")
     with run_lock(root) as stale, _gc_paused():
-        report = _run_locked(settings, backend)
+        report = _run_locked(settings, backend, clock)
         if stale:
             report.problems.insert(0, stale)
-        return report
+    clock.mark(None)
+    report.timings = clock
+    clock.save(root / layout.RUNS / report.run_id)
+    return report
 
 
 @contextlib.contextmanager
@@ -70,7 +76,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
+def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
     recovered = recover(root)  # finish (or discard) what a killed run left
@@ -116,6 +122,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
         snapshot_inputs(root, run_dir, settings, run_id, backend, head)
 
     sessions = {}
+    clock.mark("sessions")
     for i, pending in enumerate(plan.pending):
         # Budgets stop the run at a session boundary; what is done lands, the rest waits.
         report.stopped = over_budget(backend.usage(), settings.max_tokens, settings.max_cost)
@@ -146,11 +153,14 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
             continue
         sessions[pending.id] = (pending, clean, summary)
 
+    clock.mark("notes")
     stage_notes(comp)
     if not sessions:
         report.status, report.reason = "failed", report.stopped or "no pending session could be read (see problems)"
         return _finish(root, run_id, report)
+    clock.mark("update")
     update_pages(comp)
+    clock.mark("generate")
     for sid, path in withdraw(comp, sessions, [f.unit for f in comp.failures if layout.is_page_path(f.unit)]):
         # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
         sessions.pop(sid, None)
@@ -166,6 +176,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     regenerate()
     staged.flush(background=True)  # written while the gate runs; the flush below waits for it
     fault("after-staging")
+    clock.mark("gate")
     gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
     fault("after-gate")
     report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
@@ -193,8 +204,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     report.model, report.backend_reason = backend.model, settings.backend_reason
     if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
         report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
+    clock.mark("generate")
     regenerate(final=True)  # the log entry and state carry the final figures
     staged.flush()
+    clock.mark("sync")
 
     if not settings.dry_run:
         comp.cache.save()  # a dry run leaves nothing behind but its run folder
