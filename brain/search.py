@@ -1,7 +1,8 @@
 """`brain search`: hybrid ranking of page statements, memory cards, session summaries and raw turns.
 
 Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
-model, `brain.embed`, on the query's content words) each rank the chunks; reciprocal rank fusion
+model, `brain.embed`, on the query's content words but the names of the people who speak) each
+rank the chunks; reciprocal rank fusion
 (RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists — with a third, at 0.5, when
 the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, cat, puppy …) — and the
 score is adjusted:
@@ -300,8 +301,12 @@ class Searcher:
         ids, mat, kind_arr, path_arr = self.index.matrix()
         if not len(ids):
             return []
-        # Content words only: averaged word vectors of "when did … the" drown the few that matter.
-        qv = self.index.embedder.embed([" ".join(query_terms(query)) or query])[0]
+        # Content words only: averaged word vectors of "when did … the" drown the few that matter,
+        # and so do the names of the people who speak (who said it is the speaker factor's part).
+        terms = query_terms(query)
+        names = self.index.speakers()
+        content = [t for t in terms if t not in names] or terms
+        qv = self.index.embedder.embed([" ".join(content) or query])[0]
         sims = mat @ qv
         mask = self.index.mask(kinds, exclude)
         sims = np.where(mask, sims, -np.inf)

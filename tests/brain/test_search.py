@@ -94,6 +94,30 @@ def test_hybrid_ranks_the_current_fact_above_the_superseded_one(brain):
     assert top.why() == "bm25 #2 on ana, work; dense #1"
 
 
+class RecordingEmbedder(ConceptEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts += texts
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize(("query", "embedded"), [
+    ("What pet does Ana have?", "pet"),  # Ana speaks in the Brain: the speaker factor weighs her turns
+    ("Pepper and Ana", "pepper"),
+    ("Ana", "ana"),  # nothing but a name: the name it is
+    ("the of", "the of"),  # no content word at all: the query as asked
+])
+def test_the_dense_query_is_the_content_words_without_the_speakers_names(brain, query, embedded):
+    embedder = RecordingEmbedder()
+    searcher = Searcher.open(brain, embedder=embedder)
+    embedder.texts.clear()  # what the index embedded when it was built
+    searcher.search(query, k=3)
+    assert embedder.texts == [embedded]
+
+
 def test_dense_finds_a_paraphrase_that_shares_no_word(brain):
     searcher = Searcher.open(brain, embedder=ConceptEmbedder())
     hybrid = searcher.search("music", k=5, kinds=("turn",))
