@@ -66,3 +66,60 @@ def test_verdicts_judged_ahead_equal_verdicts_judged_in_process(tmp_path: Path) 
         assert ahead_files == serial_files
         assert any(v["label"] == "unsupported" for v in ahead["verdicts"]) or ahead["removed"] or ahead["rejected"]
     assert "notes/ada/gone-0.md" in ahead["rejected"]
+
+
+def _gate_with_findings(root: Path, policy: VerifierPolicy = VerifierPolicy()):
+    """_gate, plus a note that leaks a token (X001) next to the one citing a missing turn (C004)."""
+    staged_root = root / "staged-findings"
+    staged = StagedTree(staged_root, DirTree(root))
+    for i in range(AHEAD_MIN_FILES + 1):
+        note = Note(path=f"notes/ada/moved-{i}.md", statement="Ada moved to Kyoto last spring.", kind="identity", topic="ada",
+                    confidence=0.8, observed=dt.date(2026, 5, 3), sources=["session:s1#t1"])
+        staged.write(note.path, render_note(note))
+    leak = Note(path="notes/ada/token.md", statement="Ada's token is ghp_" + "A1b2" * 9 + " for the repo.", kind="identity",
+                topic="ada", confidence=0.8, observed=dt.date(2026, 5, 3), sources=["session:s1#t1"])
+    gone = Note(path="notes/ada/gone.md", statement="Ada moved to Kyoto.", kind="identity", topic="ada", confidence=0.8,
+                observed=dt.date(2026, 5, 3), sources=["session:s1#t9"])
+    for note in (leak, gone):
+        staged.write(note.path, render_note(note))
+    result = run_gate(staged, SerialOffline(), lambda: None, policy)
+    return [f.lint_line() for f in result.findings], result.rejected, staged.written
+
+
+def test_checks_run_by_a_forked_process_give_the_findings_of_checks_run_here(tmp_path: Path, monkeypatch) -> None:
+    import dream.gate as gate
+
+    root = tmp_path / "brain"
+    (root / "sessions/raw").mkdir(parents=True)
+    (root / "sessions/raw/s1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SESSION), encoding="utf-8")
+    forked_calls = []
+    real = gate.run_forked
+    monkeypatch.setattr(gate, "run_forked", lambda fn: forked_calls.append(fn) or real(fn))
+    ahead = _gate_with_findings(root)
+    assert len(forked_calls) == 1  # the first round of a large gate forks the checks once
+    monkeypatch.setattr(gate, "run_forked", lambda fn: None)  # no fork: every check runs here
+    here = _gate_with_findings(root)
+    assert ahead == here
+    rejected = ahead[1]
+    assert any("X001" in r for r in rejected["notes/ada/token.md"]) and any("C00" in r for r in rejected["notes/ada/gone.md"])
+
+
+def test_a_failed_check_process_costs_time_not_findings(tmp_path: Path, monkeypatch) -> None:
+    import validators.forked as forked
+
+    root = tmp_path / "brain"
+    (root / "sessions/raw").mkdir(parents=True)
+    (root / "sessions/raw/s1.jsonl").write_text("".join(json.dumps(line) + "\n" for line in SESSION), encoding="utf-8")
+    expected = _gate_with_findings(root)
+
+    class Broken:  # the child cannot send its result; the parent reads nothing
+        HIGHEST_PROTOCOL = 5
+
+        @staticmethod
+        def dumps(*args, **kwargs):
+            raise RuntimeError("the child fails")
+
+        loads = staticmethod(__import__("pickle").loads)
+
+    monkeypatch.setattr(forked, "pickle", Broken)
+    assert _gate_with_findings(root) == expected
