@@ -8,16 +8,13 @@ Unsupported claims are cut out of the staged text (`remove_claims`); the live tr
 
 from __future__ import annotations
 
-import gc
-import os
-import pickle
 import re
-import signal
 
 from brain import layout
 from brain.page import render_page
 from brain.view import parse_cached
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
+from validators.forked import Forked, run_forked
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
@@ -78,61 +75,22 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
     return verdicts, failed
 
 
-class JudgedAhead:
-    """Verdicts being worked out by a forked process (see judge_ahead)."""
-
-    def __init__(self, pid: int, fd: int) -> None:
-        self.pid, self.fd = pid, fd
-
-    def result(self) -> dict[str, list[ClaimVerdict]] | None:
-        """The verdicts by path, or None when the process failed (then judge here, as usual)."""
-        if self.pid == 0:
-            return None
-        with os.fdopen(self.fd, "rb") as fh:
-            data = fh.read()
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = 0
-        if not data or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-            return None
-        return pickle.loads(data)
-
-    def discard(self) -> None:
-        """Stop the process (the gate failed before it needed the verdicts)."""
-        if self.pid:
-            os.kill(self.pid, signal.SIGKILL)
-            os.close(self.fd)
-            os.waitpid(self.pid, 0)
-            self.pid = 0
-
-
-def judge_ahead(view, staged, paths: list[str], backend: ModelBackend) -> JudgedAhead | None:
+def judge_ahead(view, staged, paths: list[str], backend: ModelBackend) -> Forked[dict[str, list[ClaimVerdict]]] | None:
     """judge_claims(view, staged, paths, backend) in a forked process, while this one goes on.
 
     Only for a pure backend (ModelBackend.pure): its verdicts are the same in any process and any
     batches, so the result is exactly what judging here would give. The child shares the staged
-    tree and the parsed documents as they are now, closes every other descriptor (the run lock
-    above all: a run killed meanwhile must not leave its lock held) and leaves by os._exit.
+    tree and the parsed documents as they are now (validators.forked); its `result()` is the
+    verdicts by path, or None when it failed (then judge here, as usual).
     """
-    if not backend.pure or not hasattr(os, "fork"):
+    if not backend.pure:
         return None
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: judge, send the verdicts, exit without any cleanup of the parent's
-        code = 1
-        try:
-            os.close(read_end)
-            os.closerange(3, write_end)
-            os.closerange(write_end + 1, os.sysconf("SC_OPEN_MAX"))
-            gc.disable()  # short-lived: collections would only copy the parent's pages
-            verdicts, failed = judge_claims(view, staged, paths, backend)
-            if not failed:
-                with os.fdopen(write_end, "wb") as fh:
-                    fh.write(pickle.dumps(verdicts, protocol=pickle.HIGHEST_PROTOCOL))
-                code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    return JudgedAhead(pid, read_end)
+
+    def judge() -> dict[str, list[ClaimVerdict]] | None:
+        verdicts, failed = judge_claims(view, staged, paths, backend)
+        return None if failed else verdicts
+
+    return run_forked(judge)
 
 
 def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
