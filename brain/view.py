@@ -204,8 +204,11 @@ class BrainView:
     @cached_property
     def page_paths(self) -> list[str]:
         """Every file in a page location, parsed or not (the index must list them all)."""
-        is_symlink = self.tree.is_symlink
-        return [f for f in self.tree.files() if _kind(f) == "page" and not is_symlink(f)]
+        files, is_symlink = self.tree.files(), self.tree.is_symlink
+        # Listings are sorted and pages live under knowledge/: only that range is classified, not
+        # the ~60,000 notes and sessions of a large Brain ("knowledge0" sorts right after "knowledge/…").
+        start, end = bisect.bisect_left(files, _PAGE_ROOT), bisect.bisect_left(files, _PAGE_ROOT[:-1] + "0")
+        return [f for f in files[start:end] if _kind(f) == "page" and not is_symlink(f)]
 
     # -- cards: what the indexes need, without parsing unchanged documents -------------------
     @property
