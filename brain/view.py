@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
-from brain.page import Page, parse_page
+from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, insert_sorted
@@ -98,6 +98,17 @@ def doc_paths_of(tree: Tree) -> list[str]:
             found = [rel for rel in tree.files() if _kind(rel) and not is_symlink(rel)]
         _DOC_PATHS[tree] = found
     return found
+
+
+def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
+    """render_new(frontmatter, body), remembered with its parse when that is known without parsing
+    (brain.page.render_built): the views a run builds of what it stages then parse less."""
+    text, page = render_built(rel, frontmatter, body)
+    if page is not None:
+        if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[(rel, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())] = page
+    return text
 
 
 def parse_cached(rel: str, text: str) -> "Page | None":
