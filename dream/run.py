@@ -197,20 +197,23 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     staged.flush()
 
     if not settings.dry_run:
-        comp.cache.save()  # a dry run leaves nothing behind but its run folder
-    if settings.dry_run:
-        report.status = "dry-run"
-        report.files = sorted(staged.written)
-    elif report.status != "failed":
-        written = staged.written
-        sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
-        report.conflicts += sync.conflicts
-        report.files = sorted(sync.writes)
-        fault("after-plan")
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                            staged=(staged.root, written))
-        report.commit = result.commit
-        report.conflicts += result.conflicts
+        comp.cache.save(background=True)  # written while sync runs; a dry run leaves only its run folder
+    try:
+        if settings.dry_run:
+            report.status = "dry-run"
+            report.files = sorted(staged.written)
+        elif report.status != "failed":
+            written = staged.written
+            sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
+            report.conflicts += sync.conflicts
+            report.files = sorted(sync.writes)
+            fault("after-plan")
+            result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
+                                staged=(staged.root, written))
+            report.commit = result.commit
+            report.conflicts += result.conflicts
+    finally:
+        comp.cache.wait()  # the next run (after the lock) finds every card this one learned
     return _finish(root, run_id, report)
 
 
