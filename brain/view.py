@@ -48,6 +48,22 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
     return result
 
 
+_SESSION_CACHE: dict[tuple[str, bytes], "tuple[Session | None, list[SessionProblem]]"] = {}
+_SESSION_CACHE_MAX = 50_000  # sessions
+
+
+def parse_session_cached(rel: str, data: bytes) -> "tuple[Session | None, list[SessionProblem]]":
+    """parse_session once per content per process: a run reads each pending session, then its
+    gate resolves their citations and the verifier their turns (do not modify the result)."""
+    key = (rel, hashlib.blake2b(data, digest_size=16).digest())
+    hit = _SESSION_CACHE.get(key)
+    if hit is None:
+        if len(_SESSION_CACHE) >= _SESSION_CACHE_MAX:
+            _SESSION_CACHE.clear()
+        hit = _SESSION_CACHE[key] = parse_session(data, rel)
+    return hit
+
+
 _KINDS: dict[str, str] = {}
 _PAGE_ROOT, _NOTE_ROOT = layout.KNOWLEDGE + "/", layout.NOTES + "/"
 
@@ -302,7 +318,7 @@ class BrainView:
             if not layout.is_session_id(session_id) or not self.tree.exists(rel):
                 self._sessions[session_id] = None
             else:
-                session, problems = parse_session(self.tree.read_bytes(rel), rel)
+                session, problems = parse_session_cached(rel, self.tree.read_bytes(rel))
                 self._sessions[session_id] = session
                 self.session_problems[session_id] = problems
         return self._sessions[session_id]

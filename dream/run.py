@@ -15,10 +15,9 @@ from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import BrainRepo, blob_id, worktree_keys
-from brain.sessions import parse_session
 from brain.page import Page
 from brain.tree import DirTree, MemTree
-from brain.view import BrainView, doc_kind, parse_cached
+from brain.view import BrainView, doc_kind, parse_cached, parse_session_cached
 from dream.backends.base import BackendError, ModelBackend
 from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
@@ -123,7 +122,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend) -> RunReport:
             report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
             break
         rel = layout.raw_session_path(pending.id)
-        session, session_problems = parse_session(live.read_bytes(rel), rel)
+        session, session_problems = parse_session_cached(rel, live.read_bytes(rel))
         report.problems += [str(p) for p in session_problems]
         if session is None:
             report.session_failures[pending.id] = "unreadable session (see problems)"
