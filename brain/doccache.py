@@ -37,6 +37,7 @@ class DocCards:
         self.version = version
         self._shards: dict[str, dict[str, list]] = {}  # shard → path → [blob id, card]
         self._dirty: set[str] = set()
+        self._saver = 0  # pid of a background save
 
     def _entries(self, path: str) -> dict[str, list]:
         name = shard_of(path)
@@ -140,18 +141,45 @@ class DocCards:
         return self.checked(path, tree, build, lambda c: isinstance(c.get("links"), list) and all(isinstance(t, str) for t in c["links"])
                             and (c.get("updated") is None or isinstance(c.get("updated"), str)), slot="links")
 
-    def save(self) -> None:
-        """Write the shards that learned something (temp file + rename each)."""
+    def save(self, background: bool = False) -> None:
+        """Write the shards that learned something (temp file + rename each).
+
+        `background`: a forked process writes them while the caller goes on (a full compile
+        writes thousands of shard files); `wait()` reaps it. A shard it fails to write is only a
+        cache miss for the next run, so its errors are not reported."""
         if self.folder is None or not self._dirty:
             return
+        self.wait()
+        names, self._dirty = sorted(self._dirty), set()
+        if background and hasattr(os, "fork"):
+            pid = os.fork()
+            if pid == 0:  # the child: no descriptor of the parent's (the run lock), no cleanup
+                code = 1
+                try:
+                    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+                    self._write(names)
+                    code = 0
+                finally:
+                    os._exit(code)
+            self._saver = pid
+            return
+        self._write(names)
+
+    def wait(self) -> None:
+        """Wait for a background save to finish (whatever its outcome)."""
+        pid, self._saver = self._saver, 0
+        if pid:
+            os.waitpid(pid, 0)
+
+    def _write(self, names: list[str]) -> None:
+        assert self.folder is not None
         self.folder.mkdir(parents=True, exist_ok=True)
-        for name in sorted(self._dirty):
+        for name in names:
             data = {"version": self.version, "shard": name, "entries": dict(sorted(self._shards[name].items()))}
             path = self._file(name)
             tmp = path.with_name(path.name + ".tmp")
             tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
             os.replace(tmp, path)
-        self._dirty.clear()
 
 
 #: Shards per topic's notes and per sessions folder: a file is then written again only with the

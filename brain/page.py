@@ -163,12 +163,17 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None,
     if len(fm_text) > MAX_FRONTMATTER_CHARS:
         raise PageError(path, 2, f"front matter is larger than {MAX_FRONTMATTER_CHARS} characters", "shorten it")
     meta = _load_yaml(fm_text, path)
+    closed = _line_end(stripped, pos)
+    return meta, stripped[:closed], stripped[closed:], end + 2, _key_lines(fm_text)
+
+
+def _key_lines(fm_text: str) -> dict[str, int]:
+    """Line of each top-level key of a front matter block (its first line is the file's line 2)."""
     key_lines, line, at = {}, 2, 0
     for m in _KEY_LINE_RE.finditer(fm_text):
         line, at = line + fm_text.count("\n", at, m.start()), m.start()
         key_lines[m.group(1)] = line
-    closed = _line_end(stripped, pos)
-    return meta, stripped[:closed], stripped[closed:], end + 2, key_lines
+    return key_lines
 
 
 def _line_end(text: str, pos: int) -> int:
@@ -401,6 +406,51 @@ def new_page(path: str, frontmatter: Frontmatter, body: str) -> Page:
 def render_new(frontmatter: Frontmatter, body: str) -> str:
     """The text of a page built in code, without parsing its body (render_page(new_page(...)) in short)."""
     return dump_frontmatter(frontmatter) + body
+
+
+def render_built(path: str, frontmatter: Frontmatter, body: str) -> tuple[str, Page | None]:
+    """render_new(frontmatter, body), and the Page that parse_page(text, path) gives, found without
+    reading the YAML back: it holds the values just dumped, which read back as themselves
+    (dump_frontmatter's round trip). None where that is not certain: parse the text then."""
+    block = dump_frontmatter(frontmatter)
+    text = block + body
+    fm_text = block[4:-4]  # between the "---" lines
+    if "\x00" in text or len(fm_text) > MAX_FRONTMATTER_CHARS or not fm_text:
+        return text, None  # parse_page's errors (and `---` + `---`, which PyYAML reads as null)
+    meta: dict[str, Any] = {}
+    for key in KEY_ORDER[:-1]:  # the keys and order dump_frontmatter writes
+        value = getattr(frontmatter, key)
+        if not (value in (None, [], {}) or (key == "summary" and value == "")):
+            meta[key] = value
+    meta.update(frontmatter.extras())
+    if frontmatter.sources:
+        meta["sources"] = dict(sorted(frontmatter.sources.items()))
+    for key, value in meta.items():
+        if isinstance(value, list):
+            if not all(_reads_back(v) for v in value):
+                return text, None
+            meta[key] = list(value)  # a fresh list, as a parse makes
+        elif key == "sources":
+            if not all(type(k) is int and type(v) is str for k, v in value.items()):
+                return text, None
+        elif not _reads_back(value):
+            return text, None
+    try:
+        fm = Frontmatter.model_validate(meta)
+    except ValidationError:
+        return text, None
+    body_line = fm_text.count("\n") + 3
+    refs = parse_body(body, body_line)
+    page = Page(path=path, frontmatter=fm, body=body, body_line=body_line, key_lines=_key_lines(fm_text), source_text=text,
+                source_frontmatter=fm, source_body=body, source_fm_block=block, **_refs_fields(refs))
+    return text, page
+
+
+def _reads_back(value: Any) -> bool:
+    """A scalar that _scalar dumps as text YAML reads back as an equal value of the same type.
+    Floats: finite and not zero (0.0 and -0.0 are one key of _float_scalar's cache)."""
+    kind = type(value)
+    return value is None or kind in (str, int, dt.date) or (kind is float and value - value == 0 and value != 0)
 
 
 def render_page(page: Page) -> str:

@@ -16,7 +16,7 @@ from weakref import WeakKeyDictionary
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
-from brain.page import Page, parse_page
+from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, insert_sorted
@@ -46,6 +46,22 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
         _PARSE_CACHE.clear()
     _PARSE_CACHE[key] = result
     return result
+
+
+_SESSION_CACHE: dict[tuple[str, bytes], "tuple[Session | None, list[SessionProblem]]"] = {}
+_SESSION_CACHE_MAX = 50_000  # sessions
+
+
+def parse_session_cached(rel: str, data: bytes) -> "tuple[Session | None, list[SessionProblem]]":
+    """parse_session once per content per process: a run reads each pending session, then its
+    gate resolves their citations and the verifier their turns (do not modify the result)."""
+    key = (rel, hashlib.blake2b(data, digest_size=16).digest())
+    hit = _SESSION_CACHE.get(key)
+    if hit is None:
+        if len(_SESSION_CACHE) >= _SESSION_CACHE_MAX:
+            _SESSION_CACHE.clear()
+        hit = _SESSION_CACHE[key] = parse_session(data, rel)
+    return hit
 
 
 _KINDS: dict[str, str] = {}
@@ -98,6 +114,17 @@ def doc_paths_of(tree: Tree) -> list[str]:
             found = [rel for rel in tree.files() if _kind(rel) and not is_symlink(rel)]
         _DOC_PATHS[tree] = found
     return found
+
+
+def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
+    """render_new(frontmatter, body), remembered with its parse when that is known without parsing
+    (brain.page.render_built): the views a run builds of what it stages then parse less."""
+    text, page = render_built(rel, frontmatter, body)
+    if page is not None:
+        if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
+            _PARSE_CACHE.clear()
+        _PARSE_CACHE[(rel, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())] = page
+    return text
 
 
 def parse_cached(rel: str, text: str) -> "Page | None":
@@ -294,7 +321,7 @@ class BrainView:
             if not layout.is_session_id(session_id) or not self.tree.exists(rel):
                 self._sessions[session_id] = None
             else:
-                session, problems = parse_session(self.tree.read_bytes(rel), rel)
+                session, problems = parse_session_cached(rel, self.tree.read_bytes(rel))
                 self._sessions[session_id] = session
                 self.session_problems[session_id] = problems
         return self._sessions[session_id]

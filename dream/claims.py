@@ -40,6 +40,7 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
     failed: dict[str, str] = {}
     batches: dict[str, list[tuple[str, object, VerifyRequest]]] = {}
     page_paths = {layout.page_location(p)[1]: p for p in view.page_paths} if any(layout.is_note_path(p) for p in paths) else {}
+    contexts: dict[str, str] = {}  # topic → the body of its page, the context of its notes' claims
     for path in paths:
         page = _page_or_none(staged.read(path), path)
         if page is None:
@@ -49,8 +50,10 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
         key, topic = _group(path)
         context = page.body
         if topic is not None:
-            target = page_paths.get(topic)
-            context = (_page_or_none(staged.read(target), target).body if target and staged.read(target) else "") or ""
+            context = contexts.get(topic)
+            if context is None:  # once per topic: its page may be large, and a topic may hold 40,000 notes
+                target = page_paths.get(topic)
+                context = contexts[topic] = (_page_or_none(staged.read(target), target).body if target and staged.read(target) else "") or ""
         for claim in claims_of(page):
             if claim.text in old:
                 continue

@@ -152,6 +152,9 @@ class Compilation:
     live_index: tuple[dict, dict] | None = None  # index lines of the live pages and summaries (dream.run)
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
     unstaged_notes: dict[str, Note] = field(default_factory=dict)  # path → note attach changed (dream.phases.attach)
+    # path → (a note's sources list, the same as a set): a note restated by 700 sessions is asked
+    # 700 times whether it has a source (dream.phases.attach)
+    note_sources: dict[str, tuple[list[str], set[str]]] = field(default_factory=dict)
 
     def bump(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n

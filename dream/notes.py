@@ -11,7 +11,8 @@ import datetime as dt
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
-from brain.page import Frontmatter, Page, render_new
+from brain.page import Frontmatter, Page
+from brain.view import remember_built
 from dream.offline.text import clean_statement
 
 
@@ -101,7 +102,7 @@ def render_note(note: Note) -> str:
         **extras,
     )
     cites = "".join(f"[cite:{i}]" for i in range(1, len(note.sources) + 1))
-    return render_new(fm, f"{note.statement} {cites}\n")
+    return remember_built(note.path, fm, f"{note.statement} {cites}\n")
 
 
 def note_slug(statement: str, taken: set[str]) -> str:

@@ -15,10 +15,9 @@ from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import BrainRepo, blob_id, worktree_keys
-from brain.sessions import parse_session
 from brain.page import Page
 from brain.tree import DirTree, MemTree
-from brain.view import BrainView, doc_kind, parse_cached
+from brain.view import BrainView, doc_kind, parse_cached, parse_session_cached
 from dream.backends.base import BackendError, ModelBackend
 from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
@@ -130,7 +129,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
             break
         rel = layout.raw_session_path(pending.id)
-        session, session_problems = parse_session(live.read_bytes(rel), rel)
+        session, session_problems = parse_session_cached(rel, live.read_bytes(rel))
         report.problems += [str(p) for p in session_problems]
         if session is None:
             report.session_failures[pending.id] = "unreadable session (see problems)"
@@ -210,20 +209,23 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     clock.mark("sync")
 
     if not settings.dry_run:
-        comp.cache.save()  # a dry run leaves nothing behind but its run folder
-    if settings.dry_run:
-        report.status = "dry-run"
-        report.files = sorted(staged.written)
-    elif report.status != "failed":
-        written = staged.written
-        sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
-        report.conflicts += sync.conflicts
-        report.files = sorted(sync.writes)
-        fault("after-plan")
-        result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                            staged=(staged.root, written))
-        report.commit = result.commit
-        report.conflicts += result.conflicts
+        comp.cache.save(background=True)  # written while sync runs; a dry run leaves only its run folder
+    try:
+        if settings.dry_run:
+            report.status = "dry-run"
+            report.files = sorted(staged.written)
+        elif report.status != "failed":
+            written = staged.written
+            sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
+            report.conflicts += sync.conflicts
+            report.files = sorted(sync.writes)
+            fault("after-plan")
+            result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
+                                staged=(staged.root, written))
+            report.commit = result.commit
+            report.conflicts += result.conflicts
+    finally:
+        comp.cache.wait()  # the next run (after the lock) finds every card this one learned
     return _finish(root, run_id, report)
 
 

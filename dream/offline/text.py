@@ -66,7 +66,14 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Lower-cased, stemmed words that carry meaning (stopwords and one-letter words dropped)."""
-    return [stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1]
+    return list(_content_words(text))
+
+
+# Each sentence is weighed by summarize twice and by attach once, and each claim and turn by the
+# verifier: one pass over a text serves them all.
+@functools.lru_cache(maxsize=65536)
+def _content_words(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
 
 
 _KEYS: dict[str, str] = {}

@@ -106,8 +106,15 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
         same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.notes[p].value == fact.value), None)
     if same is not None:
         note = index.notes[same]
-        if target not in note.sources:
-            _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
+        known = comp.note_sources.get(note.path)
+        if known is None or known[0] is not note.sources:  # the set answers for that very list
+            known = (note.sources, set(note.sources))
+        if target not in known[1]:
+            sources = [*note.sources, target]
+            known[1].add(target)
+            known = (sources, known[1])
+            _write(comp, note.model_copy(update={"sources": sources}))
+        comp.note_sources[note.path] = known
         return
     for old in _superseded(comp, topic, fact):
         comp.bump("facts_superseded")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.page import Frontmatter, render_new
+from brain.page import Frontmatter
+from brain.view import remember_built
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarizeRequest
 from dream.backends.offline import link_names
@@ -47,4 +48,5 @@ def write_summary(comp: Compilation, session: Session, summary: SessionSummary) 
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
-    comp.stage(layout.summary_path(session.id), render_new(fm, body))
+    path = layout.summary_path(session.id)
+    comp.stage(path, remember_built(path, fm, body))

@@ -277,3 +277,31 @@ def test_index_lines_of_a_staged_tree_follow_its_writes_and_drops(tmp_path: Path
         staged.drop(rel)  # the live file's line comes back
     assert _index_entries(comp) == expected()
     assert "A colleague." in _index_entries(comp)[0]["knowledge/people/ben.md"]
+
+
+def test_a_background_save_writes_what_a_save_here_writes(tmp_path: Path):
+    paths = [f"notes/owner/fact-{i}.md" for i in range(300)] + ["knowledge/people/ada.md"]
+    saved = {}
+    for how in ("here", "background"):
+        cards = DocCards(tmp_path / how)
+        for p in paths:
+            cards.remember(p, p.encode(), {"n": p})
+        cards.save(background=(how == "background"))
+        cards.wait()
+        cards.wait()  # reaped once; a second wait returns at once
+        saved[how] = {f.name: f.read_bytes() for f in sorted((tmp_path / how).glob("*"))}
+    assert saved["background"] == saved["here"]
+    assert len(saved["here"]) > 1 and not any(name.endswith(".tmp") for name in saved["here"])
+
+
+def test_a_background_save_that_fails_costs_only_the_cache(tmp_path: Path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    cards = DocCards(blocked / "cards")  # cannot be made: the writer fails
+    cards.remember("notes/owner/a.md", b"a", {"n": 1})
+    cards.save(background=True)
+    cards.wait()  # returns; nothing is raised here
+    assert DocCards(blocked / "cards").get("notes/owner/a.md") is None
+    with pytest.raises(OSError):
+        cards.remember("notes/owner/b.md", b"b", {"n": 2})
+        cards.save()  # a save here still says why

@@ -162,3 +162,17 @@ def test_x_check_severities(lint, view_of):
     assert [(f.code, f.severity) for f in run_checks(view_of(files), select="X")] == [
         ("X001", "error"), ("X002", "error"), ("X003", "error"), ("X004", "warning"), ("X005", "error"),
     ]
+
+
+def test_the_first_word_scan_never_hides_an_open_gate():
+    """secret_spans skips the gates when no first-group word of any gate occurs: each such word,
+    alone in a text, must be found by that scan (in its case, or lower-cased)."""
+    from validators.patterns import gate_open
+    from validators.secret_shapes import _FIRST_EXACT, _FIRST_LOWER, _PROSE_GATE, _SECRETS
+
+    for gate in [g for *_, g in _SECRETS] + [_PROSE_GATE]:
+        for word in gate[0]:
+            for text in (f"x {word} y", f"X {word.upper()} Y", word):
+                lower = text.lower()
+                if gate_open((gate[0],), text, lower):
+                    assert _FIRST_LOWER.search(lower) or _FIRST_EXACT.search(text), (word, text)
