@@ -17,17 +17,11 @@ from dream.backends.base import ModelBackend, VerifyRequest
 from dream.claims import judge_ahead, judge_claims, remove_claims
 from dream.settings import VerifierPolicy
 from validators import Finding, run_checks
-from validators.forked import run_forked
 from validators.verifier import ClaimVerdict
 
 MAX_ROUNDS = 4
-#: Fewer staged files than this are judged and checked in process (a nightly run): forking would cost more.
+#: Fewer staged files than this are judged in process (a nightly run): forking would cost more.
 AHEAD_MIN_FILES = 200
-#: The checks a large gate hands to a second forked process while this one runs the others: the
-#: secret and instruction scan of every staged text and the check that each cited turn exists
-#: (it reads the raw sessions) — about 40 % of the checks' time on 2,000 sessions, which with the
-#: forked verifier is what the second core can take while this one runs the rest.
-FORKED_CHECKS = ("X001", "C004")
 
 
 @dataclass
@@ -70,20 +64,16 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         # The first round judges (nearly) every staged file: a pure backend's verdicts are worked
         # out by a forked process while this one runs the validators. Both need every staged
         # document parsed: that is done first, here, so the child inherits it.
-        ahead = checks_ahead = None
+        ahead = None
         candidates = [p for p in written if _judged(p)] if round_ == 0 and backend.pure else []
-        if len(candidates) >= AHEAD_MIN_FILES or (round_ == 0 and len(written) >= AHEAD_MIN_FILES):
-            view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
         if len(candidates) >= AHEAD_MIN_FILES:
+            view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
             ahead = judge_ahead(view, staged, candidates, backend)
         try:
-            if round_ == 0 and len(written) >= AHEAD_MIN_FILES:
-                checks_ahead = run_forked(lambda: run_checks(view, select=FORKED_CHECKS))
-            findings = check_staged(view, written, checks_ahead)
+            findings = [f for f in run_checks(view) if f.path in written]
         except BaseException:
-            for child in (ahead, checks_ahead):
-                if child is not None:
-                    child.discard()
+            if ahead is not None:
+                ahead.discard()
             raise
         bad: dict[str, list[str]] = {}
         for f in findings:
@@ -122,19 +112,6 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         regenerate()
     result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards)) if f.path in staged.written]
     return result
-
-
-def check_staged(view: BrainView, written, forked=None) -> list[Finding]:
-    """Every finding on the staged files, as `run_checks(view)` gives them. `forked`: FORKED_CHECKS
-    being run by a child (validators.forked); this process runs the others, and those too when the
-    child failed."""
-    if forked is None:
-        found = run_checks(view)
-    else:
-        found = run_checks(view, ignore=FORKED_CHECKS)
-        more = forked.result()
-        found = sorted(set(found) | set(more if more is not None else run_checks(view, select=FORKED_CHECKS)), key=Finding.sort_key)
-    return [f for f in found if f.path in written]
 
 
 def _judged(path: str) -> bool:
