@@ -448,7 +448,8 @@ def render_built(path: str, frontmatter: Frontmatter, body: str) -> tuple[str, P
 
 def _reads_back(value: Any) -> bool:
     """A scalar that _scalar dumps as text YAML reads back as an equal value of the same type.
-    Floats: finite and not zero (0.0 and -0.0 are one key of _float_scalar's cache)."""
+    Floats: finite and not zero (kept out since _float_scalar once wrote 0.0 and -0.0 alike; it
+    tells them apart now, so zeros are a caution here, left to the parser)."""
     kind = type(value)
     return value is None or kind in (str, int, dt.date) or (kind is float and value - value == 0 and value != 0)
 
@@ -559,7 +560,7 @@ def _scalar(value: Any, flow: bool = False) -> str:
             return "'" + value.replace("'", "''") + "'"
         return _double_quoted(value)
     if type(value) is float:
-        return _float_scalar(value, flow)  # a note's confidence: PyYAML once per distinct value
+        return _float_scalar(repr(value), flow)  # a note's confidence: PyYAML once per distinct value
     return _yaml_scalar(value, flow)
 
 
@@ -573,8 +574,9 @@ def _yaml_scalar(value: Any, flow: bool) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _float_scalar(value: float, flow: bool) -> str:
-    return _yaml_scalar(value, flow)
+def _float_scalar(text: str, flow: bool) -> str:
+    """Keyed by repr: 0.0 and -0.0 are equal (one key of a cache by value) but are written apart."""
+    return _yaml_scalar(float(text), flow)
 
 
 def _double_quoted(text: str) -> str:

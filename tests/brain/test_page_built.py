@@ -76,3 +76,10 @@ def test_values_that_may_not_read_back_are_left_to_the_parser() -> None:
                   {"flag": True}, {"nested": [["a"]]}, {"map": {"a": "b"}}):
         fm = Frontmatter(title="t", type="note", **extra)
         assert render_built("notes/ada/x.md", fm, "b\n")[1] is None
+
+
+def test_zero_and_negative_zero_are_written_apart_whichever_comes_first() -> None:
+    from brain.page import _scalar
+
+    assert (_scalar(0.0), _scalar(-0.0)) == ("0.0", "-0.0")
+    assert (_scalar(-0.0), _scalar(0.0)) == ("-0.0", "0.0")
