@@ -29,9 +29,22 @@ _PARSE_CACHE: dict[tuple[str, bytes], "Page | PageError"] = {}
 _PARSE_CACHE_MAX = 250_000  # documents; keyed by a 16-byte digest of the content, not the content
 
 
+def _content_key(rel: str, data: bytes) -> tuple[str, bytes]:
+    """A per-content cache's key: the path and a 16-byte digest of the bytes (not the bytes)."""
+    return rel, hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _keep(cache: dict, cap: int, key: tuple, value):
+    """`cache[key] = value`, the cache emptied first when it holds `cap` entries; returns value."""
+    if len(cache) >= cap:
+        cache.clear()
+    cache[key] = value
+    return value
+
+
 def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
     """Parse a document once per content: a run builds several views of mostly the same files."""
-    key = (rel, hashlib.blake2b(data, digest_size=16).digest())
+    key = _content_key(rel, data)
     hit = _PARSE_CACHE.get(key)
     if hit is not None:
         return hit
@@ -42,10 +55,7 @@ def _parse_cached(rel: str, data: bytes) -> "Page | PageError":
         result = PageError(rel, line, f"invalid UTF-8 at byte {exc.start}", "save the file as UTF-8")
     except PageError as exc:
         result = exc
-    if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
-        _PARSE_CACHE.clear()
-    _PARSE_CACHE[key] = result
-    return result
+    return _keep(_PARSE_CACHE, _PARSE_CACHE_MAX, key, result)
 
 
 _SESSION_CACHE: dict[tuple[str, bytes], "tuple[Session | None, list[SessionProblem]]"] = {}
@@ -55,13 +65,9 @@ _SESSION_CACHE_MAX = 50_000  # sessions
 def parse_session_cached(rel: str, data: bytes) -> "tuple[Session | None, list[SessionProblem]]":
     """parse_session once per content per process: a run reads each pending session, then its
     gate resolves their citations and the verifier their turns (do not modify the result)."""
-    key = (rel, hashlib.blake2b(data, digest_size=16).digest())
+    key = _content_key(rel, data)
     hit = _SESSION_CACHE.get(key)
-    if hit is None:
-        if len(_SESSION_CACHE) >= _SESSION_CACHE_MAX:
-            _SESSION_CACHE.clear()
-        hit = _SESSION_CACHE[key] = parse_session(data, rel)
-    return hit
+    return hit if hit is not None else _keep(_SESSION_CACHE, _SESSION_CACHE_MAX, key, parse_session(data, rel))
 
 
 _KINDS: dict[str, str] = {}
@@ -121,9 +127,7 @@ def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
     (brain.page.render_built): the views a run builds of what it stages then parse less."""
     text, page = render_built(rel, frontmatter, body)
     if page is not None:
-        if len(_PARSE_CACHE) >= _PARSE_CACHE_MAX:
-            _PARSE_CACHE.clear()
-        _PARSE_CACHE[(rel, hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest())] = page
+        _keep(_PARSE_CACHE, _PARSE_CACHE_MAX, _content_key(rel, text.encode("utf-8")), page)
     return text
 
 
