@@ -26,6 +26,7 @@ from brain import layout
 from brain.cards import render_card
 from brain.chunks import plain
 from brain.search import SearchHit, Searcher, query_terms
+from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
 LANES = ("standing", "index", "pages", "cards", "turns")
@@ -206,7 +207,7 @@ class ContextBuilder:
         dates = {ref: chunk.date for ref, (_, chunk) in self.searcher.index.by_refs(cited).items()}
         evidence = state.left
         caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
-        terms = query_terms(question)
+        terms = _window_terms(question, self.searcher.index.speakers())
         seen: dict[str, _Cand] = {}  # normalised text → the admitted item that says it
         covered: dict[str, _Cand] = {}  # turn → the admitted item that carries it
         for rank, hit in enumerate(result.hits, 1):
@@ -260,7 +261,7 @@ class ContextBuilder:
             cand.title, cand.lines = hit.title, [text[len(hit.title) + 2 :]]
         return cand
 
-    def _turn(self, hit: SearchHit, reason: str, terms: list[str], max_tokens: int, state: "_Packer") -> _Cand:
+    def _turn(self, hit: SearchHit, reason: str, terms: dict[str, float], max_tokens: int, state: "_Packer") -> _Cand:
         who = hit.meta.get("speaker") or "?"
         ref = hit.ref.removeprefix("session:")
         head = f"[{hit.date or 'undated'} · {ref}] {who}: "
@@ -401,7 +402,19 @@ def _norm(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", " ", plain(text).lower()).strip()
 
 
-def _window(text: str, terms: list[str], tokens: int) -> str:
+def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
+    """The words a turn's excerpt is chosen by: the question's content words, not the names of the
+    people who speak ("Thanks, Melanie!" says nothing about her), and at half weight the members of a
+    kind it names ("activities" → pottery, camping …)."""
+    words = query_terms(question)
+    content = [t for t in words if t not in speakers] or words
+    weights = {t: 1.0 for t in content}
+    for m in members(content):
+        weights.setdefault(m, 0.5)
+    return weights
+
+
+def _window(text: str, terms: dict[str, float], tokens: int) -> str:
     """The run of sentences with the most query terms that fits `tokens`, with `…` where it was cut.
 
     When no sentence fits whole, the best sentence is cut at a word boundary.
@@ -410,9 +423,9 @@ def _window(text: str, terms: list[str], tokens: int) -> str:
     marker = " …"
     room = tokens - estimate_tokens(marker + marker)
 
-    def score(sentence: str) -> int:
+    def score(sentence: str) -> float:
         low = sentence.lower()
-        return sum(1 for t in terms if t[:5] in low)
+        return sum(w for t, w in terms.items() if t[:5] in low)
 
     scores = [score(x) for x in sentences]
     best, best_score = (0, 0), -1

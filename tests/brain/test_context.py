@@ -268,4 +268,20 @@ def test_statements_of_one_page_section_share_its_title_up_to_three_cited_turns(
 def test_a_long_turn_is_cut_to_the_passage_that_says_something(text: str, terms: list[str], expected: str) -> None:
     from brain.context import _window
 
-    assert _window(text, terms, 20) == expected
+    assert _window(text, dict.fromkeys(terms, 1.0), 20) == expected
+
+
+def test_an_excerpt_is_chosen_by_what_is_asked_not_by_the_names_of_who_speaks() -> None:
+    """"Thanks, Melanie!" names her and says nothing about her: the question's other words, and the
+    members of a kind it names ("activities" → camping), choose the passage."""
+    from brain.context import _window, _window_terms
+
+    terms = _window_terms("What activities does Melanie do with her family?", frozenset({"melanie", "caroline"}))
+    assert terms == {"activities": 1.0, "family": 1.0, "camping": 0.5} | {
+        t: w for t, w in terms.items() if t not in ("activities", "family", "camping")}
+    assert "melanie" not in terms and all(w == 0.5 for t, w in terms.items() if t not in ("activities", "family"))
+    text = "Thanks, Melanie! That means a lot. Last weekend we went camping by the lake, the kids loved it."
+    shown = _window(text, terms, 30)
+    assert shown.startswith("… ") and shown.endswith("Last weekend we went camping by the lake, the kids loved it.")
+    # only names in the question: they are all it has to go on
+    assert _window_terms("Who is Melanie?", frozenset({"melanie"})) == {"melanie": 1.0}
