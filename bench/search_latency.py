@@ -6,7 +6,7 @@ real text, a few words are in most turns and most words are rare) — plus PAGES
 bench/brain_scale.py's generator, then measures, in one process:
   * cold build of .dream/cache/search.sqlite3 (chunking, FTS5, wordllama vectors);
   * re-opening an up-to-date index (every file stat-ed, nothing re-read);
-  * warm queries (index open, model loaded): p50 / p95 per mode — hybrid, lexical, dense;
+  * warm queries (index open, model loaded): p50 / p95 — hybrid, lexical only (no embedder), hybrid over turns only;
   * the baseline, measured in the same run: a linear scan of every turn's text for the query words
     (what grep over sessions/raw does), and `python -c pass`-style CLI start for one-shot calls;
   * one-shot `brain search`, `brain context` and `brain index` as subprocesses (start-up + model
