@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from brain import layout
 from brain.cards import render_card
 from brain.chunks import plain
-from brain.search import SearchHit, Searcher, query_terms
+from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
@@ -406,8 +406,7 @@ def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
     """The words a turn's excerpt is chosen by: the question's content words, not the names of the
     people who speak ("Thanks, Melanie!" says nothing about her), and at half weight the members of a
     kind it names ("activities" → pottery, camping …)."""
-    words = query_terms(question)
-    content = [t for t in words if t not in speakers] or words
+    content = content_terms(query_terms(question), speakers)
     weights = {t: 1.0 for t in content}
     for m in members(content):
         weights.setdefault(m, 0.5)
@@ -415,7 +414,7 @@ def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
 
 
 def _window(text: str, terms: dict[str, float], tokens: int) -> str:
-    """The run of sentences with the most query terms that fits `tokens`, with `…` where it was cut.
+    """The run of sentences that fits `tokens` with the most weight of `terms` in it, with `…` where it was cut.
 
     When no sentence fits whole, the best sentence is cut at a word boundary.
     """

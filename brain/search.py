@@ -125,6 +125,12 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
+def content_terms(terms: list[str], speakers: frozenset[str]) -> list[str]:
+    """The query terms but the names of the people who speak (who said it is the speaker factor's
+    part, not what is asked); all of them when nothing else is left ("Who is Melanie?")."""
+    return [t for t in terms if t not in speakers] or terms
+
+
 _ASKS_ASSISTANT_RE = re.compile(
     r"\byou (?:mentioned|said|recommended|suggested|told|gave|listed|provided|shared|explained|wrote|described|"
     r"came up with|proposed)\b|\bremind me\b|\bour (?:previous|last|earlier) (?:conversation|chat|discussion)\b",
@@ -303,9 +309,7 @@ class Searcher:
             return []
         # Content words only: averaged word vectors of "when did … the" drown the few that matter,
         # and so do the names of the people who speak (who said it is the speaker factor's part).
-        terms = query_terms(query)
-        names = self.index.speakers()
-        content = [t for t in terms if t not in names] or terms
+        content = content_terms(query_terms(query), self.index.speakers())
         qv = self.index.embedder.embed([" ".join(content) or query])[0]
         sims = mat @ qv
         mask = self.index.mask(kinds, exclude)
