@@ -173,11 +173,12 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
 #: `gc.autoPackLimit` (50).
 _KEEP_PACK = ("-c", "fastimport.unpackLimit=0")
 #: How the blobs are stored, as `git add` stores them: compressed fast (git's loose objects use
-#: level 1, `core.looseCompression`) and without deltas (`--depth=0`). fast-import deltas each blob
-#: against the one before it in the stream, which here is an unrelated file: on a 10,000-session
-#: Brain a nightly run's 28 blobs (8 MB, state.json most of it) took 0.54 s, 0.22 s stored like this,
-#: for a pack 8 % larger until `git gc` repacks it (it searches deltas among all versions then).
-_AS_GIT_ADD = (("-c", "core.compression=1"), ("--depth=0",))
+#: level 1, `core.looseCompression`) and without deltas (`--depth=0`, on the command below).
+#: fast-import deltas each blob against the one before it in the stream, which here is an unrelated
+#: file: on a 10,000-session Brain a nightly run's 28 blobs (8 MB, state.json most of it) took
+#: 0.54 s, 0.22 s stored like this, for a pack 8 % larger until `git gc` repacks it (it searches
+#: deltas among all versions then).
+_FAST_STORE = ("-c", "core.compression=1")
 
 
 def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
@@ -185,7 +186,7 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
     blobs = {}
     with tempfile.TemporaryFile() as err:  # not a pipe: nothing can block while the stream is written
         proc = subprocess.Popen(
-            ["git", *_KEEP_PACK, *_AS_GIT_ADD[0], "fast-import", "--quiet", *_AS_GIT_ADD[1]],
+            ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0"],
             cwd=root, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, bufsize=1 << 20,
         )
         try:
