@@ -14,7 +14,7 @@ from brain import layout
 from brain.page import render_page
 from brain.view import parse_cached
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
-from validators.forked import Forked, run_forked
+from brain.forked import Forked, run_forked
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")

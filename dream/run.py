@@ -17,7 +17,8 @@ from brain.render import render_knowledge_index_lines, render_sessions_index_lin
 from brain.repo import BrainRepo, blob_id, worktree_keys
 from brain.page import Page
 from brain.tree import DirTree, MemTree
-from brain.view import BrainView, doc_kind, parse_cached, parse_session_cached
+from brain.view import BrainView, doc_kind, parse_cached
+from dream.ahead import Ahead, prepare
 from dream.backends.base import BackendError, ModelBackend
 from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
@@ -29,7 +30,6 @@ from dream.phases.summarize import summarize_session, write_summary
 from dream.phases.update import update_pages
 from dream.report import RunReport
 from dream.offline.facts import DEFAULT_OWNER
-from dream.sanitize import sanitize_session
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, parse_state
@@ -122,35 +122,35 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
 
     sessions = {}
     clock.mark("sessions")
-    for i, pending in enumerate(plan.pending):
-        # Budgets stop the run at a session boundary; what is done lands, the rest waits.
-        report.stopped = over_budget(backend.usage(), settings.max_tokens, settings.max_cost)
-        if report.stopped:
-            report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
-            break
-        rel = layout.raw_session_path(pending.id)
-        session, session_problems = parse_session_cached(rel, live.read_bytes(rel))
-        report.problems += [str(p) for p in session_problems]
-        if session is None:
-            report.session_failures[pending.id] = "unreadable session (see problems)"
-            continue
-        if session.header.id != pending.id:
-            # Citations name the file (sessions/raw/<id>.jsonl), whatever its header says.
-            report.problems.append(f"{rel}:1: header id {session.header.id!r} differs from the file name; cited as {pending.id!r}")
-            session = session.model_copy(update={"header": session.header.model_copy(update={"id": pending.id})})
-        clean, counts = sanitize_session(session, instructions)
-        for key, value in counts.model_dump().items():
-            report.redactions[key] = report.redactions.get(key, 0) + value
-        try:
-            summary = summarize_session(comp, clean)
-            attach_session(comp, clean, pending.first_turn)
-        except BackendError as exc:
-            report.session_failures[pending.id] = str(exc) + (f" ({exc.hint})" if exc.hint else "")
-            if exc.fatal:  # e.g. no key: every other session would fail alike
-                report.stopped = f"{exc}"
+    ahead = Ahead.start(comp, live, plan.pending)
+    try:
+        for i, pending in enumerate(plan.pending):
+            # Budgets stop the run at a session boundary; what is done lands, the rest waits.
+            report.stopped = over_budget(backend.usage(), settings.max_tokens, settings.max_cost)
+            if report.stopped:
+                report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
                 break
-            continue
-        sessions[pending.id] = (pending, clean, summary)
+            prepared = (ahead.get(i) if ahead is not None else None) or prepare(comp, live, pending)
+            report.problems += prepared.problems
+            if prepared.clean is None:
+                report.session_failures[pending.id] = "unreadable session (see problems)"
+                continue
+            clean = prepared.clean
+            for key, value in prepared.redactions.items():
+                report.redactions[key] = report.redactions.get(key, 0) + value
+            try:
+                summary = prepared.summary or summarize_session(comp, clean)
+                attach_session(comp, clean, pending.first_turn, prepared.facts)
+            except BackendError as exc:
+                report.session_failures[pending.id] = str(exc) + (f" ({exc.hint})" if exc.hint else "")
+                if exc.fatal:  # e.g. no key: every other session would fail alike
+                    report.stopped = f"{exc}"
+                    break
+                continue
+            sessions[pending.id] = (pending, clean, summary)
+    finally:
+        if ahead is not None:
+            ahead.stop()
 
     clock.mark("notes")
     stage_notes(comp)

@@ -221,6 +221,17 @@ class ModelBackend(ABC):
     @abstractmethod
     def extract_facts(self, req: ExtractRequest) -> FactBatch: ...
 
+    def extract_ahead(self, req: ExtractRequest) -> tuple[FactBatch, object] | None:
+        """extract_facts(req) worked out ahead of its turn (in another process, while earlier
+        sessions are still being attached), with what it rests on of `req.known`; None where the
+        backend cannot say that (the default: the session is asked again in its turn)."""
+        return None
+
+    def facts_still_hold(self, rests_on: object, req: ExtractRequest) -> bool:
+        """Whether a batch from extract_ahead, resting on `rests_on`, is exactly what
+        extract_facts(req) gives for this request's `known` (learned since)."""
+        return False
+
     @abstractmethod
     def write_page(self, req: WritePageRequest) -> PageDraft: ...
 

@@ -49,6 +49,14 @@ class OfflineBackend(ModelBackend):
         found, entities = facts_mod.extract(req.session, req.owner, req.first_turn, known=req.known)
         return FactBatch(facts=found, entities=entities)
 
+    def extract_ahead(self, req: ExtractRequest) -> tuple[FactBatch, object]:
+        looked_up: dict[str, str | None] = {}
+        found, entities = facts_mod.extract(req.session, req.owner, req.first_turn, known=req.known, looked_up=looked_up)
+        return FactBatch(facts=found, entities=entities), looked_up
+
+    def facts_still_hold(self, rests_on: object, req: ExtractRequest) -> bool:
+        return isinstance(rests_on, dict) and facts_mod.known_answers_alike(rests_on, req.known)
+
     def write_page(self, req: WritePageRequest) -> PageDraft:
         # Dream sends at most PAGE_SECTION_FACTS facts per section (dream.phases.update): all are shown.
         lines = [f"# {req.title}", ""]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from brain import layout
 from brain.citations import CitationTarget
 from brain.sessions import Session
-from dream.backends.base import Entity, ExtractRequest, Fact
+from dream.backends.base import Entity, ExtractRequest, Fact, FactBatch
 from dream.compile import Compilation, statement_key
 from dream.notes import Note, note_slug, render_note
 from dream.offline.entities import fold_name
@@ -22,7 +22,9 @@ STRONG_TYPES = frozenset({"organization", "project", "event", "concept"})
 MAX_MENTIONS = 12
 
 
-def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
+def attach_session(comp: Compilation, session: Session, first_turn: int, ahead: tuple[FactBatch, object] | None = None) -> None:
+    """The session's facts onto their subjects' notes; `ahead` is the backend's extract_ahead of this
+    session, used when the entities learned since leave it as it is."""
     req = ExtractRequest(
         session=session,
         owner=comp.settings.owner,
@@ -31,7 +33,10 @@ def attach_session(comp: Compilation, session: Session, first_turn: int) -> None
         never_record=comp.instructions.never_record,
         first_turn=first_turn,
     )
-    batch = comp.backend.extract_facts(req)
+    if ahead is not None and comp.backend.facts_still_hold(ahead[1], req):
+        batch = ahead[0]
+    else:
+        batch = comp.backend.extract_facts(req)
     entities = {e.name: e for e in batch.entities}
     for entity in batch.entities:
         _remember(comp, entity, session.id)

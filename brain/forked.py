@@ -1,0 +1,165 @@
+"""Work handed to a forked process while this one goes on: the second core for a large run.
+
+The child inherits everything parsed so far (copy-on-write), closes every descriptor but its
+pipe (the run lock above all: a run killed meanwhile must not leave its lock held), sends back
+the pickled result and leaves by `os._exit`. Whatever goes wrong there — an exception, a kill, a
+result that does not unpickle — comes back as None, and the caller does the work itself, so a
+child can only ever save time.
+
+`run_forked` hands over one job and gives back its one result (the gate's verdicts);
+`fork_map` works through a list in order and streams a result per item, so the caller uses the
+first ones while the child works on the next (a run's sessions).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import select
+import signal
+import struct
+from collections.abc import Callable, Iterable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Forked(Generic[T]):
+    """A result being worked out by a forked process."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+
+    def result(self) -> T | None:
+        """The child's result, or None when it failed (then do the work here, as usual)."""
+        if self.pid == 0:
+            return None
+        with os.fdopen(self.fd, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = 0
+        if not data or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+            return None
+        try:
+            return pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a torn result is a failed child: the caller redoes the work
+            return None
+
+    def discard(self) -> None:
+        """Stop the process (its result is not needed any more)."""
+        if self.pid:
+            os.kill(self.pid, signal.SIGKILL)
+            os.close(self.fd)
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+
+
+def run_forked(fn: Callable[[], T | None]) -> Forked[T] | None:
+    """`fn()` in a forked process; None where this system cannot fork. `fn` returning None
+    counts as a failure (the caller then does the work itself)."""
+    if not hasattr(os, "fork"):
+        return None
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: work, send the result, exit without any cleanup of the parent's
+        code = 1
+        try:
+            os.close(read_end)
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, os.sysconf("SC_OPEN_MAX"))
+            gc.disable()  # short-lived: collections would only copy the parent's pages
+            out = fn()
+            if out is not None:
+                with os.fdopen(write_end, "wb") as fh:
+                    fh.write(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+                code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return Forked(pid, read_end)
+
+
+_FRAME = struct.Struct("<Q")  # the byte length of the pickled result that follows
+
+
+class ForkedStream(Generic[T]):
+    """Results of `fn(item)` for each item, in order, worked out ahead by a forked process."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid, self.fd = pid, fd
+        self._buf = bytearray()
+
+    def ready(self) -> bool:
+        """Whether `next()` would not wait for the child (a result, or its end, has arrived)."""
+        if self.pid == 0:
+            return False
+        if len(self._buf) >= _FRAME.size and len(self._buf) >= _FRAME.size + _FRAME.unpack_from(self._buf)[0]:
+            return True
+        return bool(select.select([self.fd], [], [], 0)[0])
+
+    def next(self) -> T | None:
+        """The next item's result, or None from the first item the child did not deliver on (it
+        failed, was killed or sent a torn frame): the caller does that item and the rest itself."""
+        if self.pid == 0:
+            return None
+        head = self._read(_FRAME.size)
+        data = self._read(_FRAME.unpack(head)[0]) if head is not None else None
+        try:
+            if data:
+                return pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a torn result is a failed child: the caller redoes the work
+            pass
+        self.discard()
+        return None
+
+    def _read(self, n: int) -> bytes | None:
+        while len(self._buf) < n:
+            chunk = os.read(self.fd, max(1 << 16, n - len(self._buf)))
+            if not chunk:
+                return None
+            self._buf += chunk
+        out = bytes(self._buf[:n])
+        del self._buf[:n]
+        return out
+
+    def discard(self) -> None:
+        """Stop the process (the results not read yet are not needed)."""
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            os.close(self.fd)  # a child blocked on a full pipe gets EPIPE and leaves
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
+
+
+def fork_map(fn: Callable[[object], T], items: Iterable[object]) -> ForkedStream[T] | None:
+    """`fn(item)` for each item in a forked process, results streamed back in order; None where
+    this system cannot fork. The child stops at the first item `fn` raises on (or returns None
+    for): `next()` is None from there, so the caller does it (and raises) itself."""
+    if not hasattr(os, "fork"):
+        return None
+    items = list(items)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.closerange(3, write_end)
+            os.closerange(write_end + 1, os.sysconf("SC_OPEN_MAX"))
+            gc.disable()
+            with os.fdopen(write_end, "wb", buffering=1 << 16) as fh:
+                for item in items:
+                    out = fn(item)
+                    if out is None:
+                        break
+                    data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+                    fh.write(_FRAME.pack(len(data)))
+                    fh.write(data)
+                    fh.flush()
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    return ForkedStream(pid, read_end)

@@ -1,0 +1,99 @@
+"""The sessions phase on two cores: pending sessions prepared ahead of their turn.
+
+Attach must take the sessions one by one (each resolves names against the pages the ones before
+it made), but reading, sanitising, summarising and extracting a session depend on the session
+alone — for a pure backend (ModelBackend.pure), whose answers are functions of the request. So a
+forked process (brain.forked) prepares the pending sessions in order while this one attaches the
+ones it has delivered; whenever this one would wait for it, it prepares the last sessions not
+taken yet itself (work stealing from the tail), so neither core idles while the other works.
+
+Extraction ahead rests on the entities known when it ran; attach uses those facts only where the
+entities learned since type the same names alike (ModelBackend.facts_still_hold), else it asks
+again. The Brain is the one a single process compiles, byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from brain import layout
+from brain.forked import ForkedStream, fork_map
+from brain.sessions import Session
+from brain.tree import DirTree
+from brain.view import parse_session_cached
+from dream.backends.base import ExtractRequest, FactBatch, SessionSummary
+from dream.compile import Compilation
+from dream.phases.orient import PendingSession as Pending
+from dream.phases.summarize import summarize_session
+from dream.sanitize import sanitize_session
+
+#: Fewer pending sessions than this are prepared in process (a nightly run): forking would cost more.
+AHEAD_MIN_SESSIONS = 200
+
+
+@dataclass
+class Prepared:
+    """A pending session read and sanitised (and, ahead, summarised and extracted)."""
+
+    problems: list[str]
+    clean: Session | None = None  # None: the file could not be read as a session
+    redactions: dict[str, int] = field(default_factory=dict)
+    summary: SessionSummary | None = None
+    facts: tuple[FactBatch, object] | None = None  # the backend's extract_ahead
+
+
+def prepare(comp: Compilation, live: DirTree, pending: Pending, ahead: bool = False) -> Prepared:
+    """Read and sanitise a pending session; `ahead`: also summarise it and extract its facts."""
+    sid = pending.id
+    rel = layout.raw_session_path(sid)
+    session, session_problems = parse_session_cached(rel, live.read_bytes(rel))
+    out = Prepared(problems=[str(p) for p in session_problems])
+    if session is None:
+        return out
+    if session.header.id != sid:
+        # Citations name the file (sessions/raw/<id>.jsonl), whatever its header says.
+        out.problems.append(f"{rel}:1: header id {session.header.id!r} differs from the file name; cited as {sid!r}")
+        session = session.model_copy(update={"header": session.header.model_copy(update={"id": sid})})
+    out.clean, counts = sanitize_session(session, comp.instructions)
+    out.redactions = counts.model_dump()
+    if ahead:
+        out.summary = summarize_session(comp, out.clean)
+        out.facts = comp.backend.extract_ahead(ExtractRequest(
+            session=out.clean, owner=comp.settings.owner, known=comp.known_refs(), instructions=comp.instructions.text,
+            never_record=comp.instructions.never_record, first_turn=pending.first_turn))
+    return out
+
+
+class Ahead:
+    """Prepared sessions by position in the pending list: from the child, or stolen from the tail."""
+
+    def __init__(self, comp: Compilation, live: DirTree, pending: list[Pending], stream: ForkedStream[Prepared]) -> None:
+        self.comp, self.live, self.pending, self.stream = comp, live, pending, stream
+        self.tail = len(pending) - 1  # the last position nobody has prepared yet, from the end
+        self.stolen: dict[int, Prepared] = {}
+
+    @classmethod
+    def start(cls, comp: Compilation, live: DirTree, pending: list[Pending]) -> "Ahead | None":
+        if not comp.backend.pure or len(pending) < AHEAD_MIN_SESSIONS:
+            return None
+        stream = fork_map(lambda p: prepare(comp, live, p, ahead=True), pending)
+        return cls(comp, live, pending, stream) if stream is not None else None
+
+    def get(self, i: int) -> Prepared | None:
+        """The `i`th pending session prepared (asked in order); None: prepare it here, the child failed."""
+        if i in self.stolen:  # the child has nothing left that is needed
+            self.stream.discard()
+            return self.stolen.pop(i)
+        while self.stream.pid and self.tail > i and not self.stream.ready():
+            self.stolen[self.tail] = prepare(self.comp, self.live, self.pending[self.tail], ahead=True)
+            self.tail -= 1
+        got = self.stream.next()
+        if got is not None:
+            # The gate resolves this session's citations here and in its verifier's fork: parsed
+            # once in this process, both have it (the child's parse stayed in the child).
+            rel = layout.raw_session_path(self.pending[i].id)
+            parse_session_cached(rel, self.live.read_bytes(rel))
+        return got
+
+    def stop(self) -> None:
+        self.stream.discard()

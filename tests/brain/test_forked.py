@@ -1,0 +1,62 @@
+"""brain.forked: a forked child's result comes back, and any failure of the child is None."""
+
+from __future__ import annotations
+
+import time
+
+from brain.forked import fork_map, run_forked
+
+
+def test_the_child_result_comes_back() -> None:
+    data = {"a": [1, 2, 3]}  # inherited from the parent, as a parsed view is
+    child = run_forked(lambda: {**data, "b": sum(data["a"])})
+    assert child is not None and child.result() == {"a": [1, 2, 3], "b": 6}
+    assert child.result() is None  # reaped: asked twice, nothing more
+
+
+def test_a_failing_or_empty_child_is_none() -> None:
+    def boom():
+        raise RuntimeError("the child fails")
+
+    assert run_forked(boom).result() is None
+    assert run_forked(lambda: None).result() is None
+
+
+def test_a_discarded_child_is_stopped() -> None:
+    child = run_forked(lambda: time.sleep(60) or 1)
+    start = time.monotonic()
+    child.discard()
+    assert time.monotonic() - start < 10 and child.pid == 0
+
+
+def test_fork_map_streams_the_results_in_order() -> None:
+    stream = fork_map(lambda n: {"n": n, "square": n * n}, range(50))
+    assert stream is not None
+    got = []
+    for _ in range(50):
+        while not stream.ready():
+            time.sleep(0.001)
+        got.append(stream.next())
+    assert got == [{"n": n, "square": n * n} for n in range(50)]
+    stream.discard()
+    assert stream.pid == 0 and stream.next() is None and not stream.ready()
+
+
+def test_fork_map_stops_at_the_first_item_that_fails() -> None:
+    def work(n: int) -> int:
+        if n == 3:
+            raise RuntimeError("the child fails on this item")
+        return n
+
+    stream = fork_map(work, range(10))
+    assert [stream.next() for _ in range(3)] == [0, 1, 2]
+    assert stream.next() is None  # the caller does item 3 (and raises) itself, and the rest
+    assert stream.next() is None and stream.pid == 0
+
+
+def test_a_discarded_stream_stops_its_child() -> None:
+    stream = fork_map(lambda n: time.sleep(60) or n, range(3))
+    assert not stream.ready()
+    start = time.monotonic()
+    stream.discard()
+    assert time.monotonic() - start < 10 and stream.pid == 0
