@@ -163,3 +163,42 @@ def fork_map(fn: Callable[[object], T], items: Iterable[object]) -> ForkedStream
             os._exit(0)
     os.close(write_end)
     return ForkedStream(pid, read_end)
+
+
+class Shared(Generic[T]):
+    """`fn(item)` for each item on two cores, asked for in order (`get(0)`, `get(1)`, …).
+
+    A forked child works through the items from the front and streams its results back; whenever
+    `get` would wait for it, the caller works out the last item nobody has taken yet itself (work
+    stealing from the tail), so neither core idles while the other works. Where the child fails
+    (or cannot be forked), the caller works out what is left. `fn` must be a pure function of its
+    item and of what the child inherited: then which process did an item never shows.
+    `delivered(i, result)` runs in the caller for each result the child sent (to warm a cache
+    of the caller's with what the child computed apart).
+    """
+
+    def __init__(self, fn: Callable[[object], T], items: list, delivered: Callable[[int, T], None] | None = None) -> None:
+        self.fn, self.items, self.delivered = fn, items, delivered
+        self.stream = fork_map(fn, items)
+        self.tail = len(items) - 1  # the last position nobody has taken yet, from the end
+        self.stolen: dict[int, T] = {}
+
+    def get(self, i: int) -> T:
+        if i in self.stolen:  # from here on every item is the caller's: the child is not needed
+            self.stop()
+            return self.stolen.pop(i)
+        stream = self.stream
+        while stream is not None and stream.pid and self.tail > i and not stream.ready():
+            self.stolen[self.tail] = self.fn(self.items[self.tail])
+            self.tail -= 1
+        got = stream.next() if stream is not None else None
+        if got is None:
+            return self.fn(self.items[i])
+        if self.delivered is not None:
+            self.delivered(i, got)
+        return got
+
+    def stop(self) -> None:
+        """Stop the child (the results not asked for are not needed)."""
+        if self.stream is not None:
+            self.stream.discard()

@@ -126,6 +126,11 @@ def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
     """render_new(frontmatter, body), remembered with its parse when that is known without parsing
     (brain.page.render_built): the views a run builds of what it stages then parse less."""
     text, page = render_built(rel, frontmatter, body)
+    return remember_parsed(rel, text, page)
+
+
+def remember_parsed(rel: str, text: str, page: "Page | None") -> str:
+    """`text` remembered with its parse `page` (from render_built, maybe in another process); returns text."""
     if page is not None:
         _keep(_PARSE_CACHE, _PARSE_CACHE_MAX, _content_key(rel, text.encode("utf-8")), page)
     return text

@@ -3,7 +3,7 @@
 Attach must take the sessions one by one (each resolves names against the pages the ones before
 it made), but reading, sanitising, summarising and extracting a session depend on the session
 alone — for a pure backend (ModelBackend.pure), whose answers are functions of the request. So a
-forked process (brain.forked) prepares the pending sessions in order while this one attaches the
+forked process (brain.forked.Shared) prepares the pending sessions in order while this one attaches the
 ones it has delivered; whenever this one would wait for it, it prepares the last sessions not
 taken yet itself (work stealing from the tail), so neither core idles while the other works.
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from brain import layout
-from brain.forked import ForkedStream, fork_map
+from brain.forked import Shared
 from brain.sessions import Session
 from brain.tree import DirTree
 from brain.view import parse_session_cached
@@ -65,35 +65,26 @@ def prepare(comp: Compilation, live: DirTree, pending: Pending, ahead: bool = Fa
 
 
 class Ahead:
-    """Prepared sessions by position in the pending list: from the child, or stolen from the tail."""
+    """The pending sessions prepared ahead, by position: from the child, or stolen from the tail."""
 
-    def __init__(self, comp: Compilation, live: DirTree, pending: list[Pending], stream: ForkedStream[Prepared]) -> None:
-        self.comp, self.live, self.pending, self.stream = comp, live, pending, stream
-        self.tail = len(pending) - 1  # the last position nobody has prepared yet, from the end
-        self.stolen: dict[int, Prepared] = {}
+    def __init__(self, comp: Compilation, live: DirTree, pending: list[Pending]) -> None:
+        def parsed_here(i: int, _: Prepared) -> None:
+            # The gate resolves this session's citations here and in its verifier's fork: parsed
+            # once in this process, both have it (the child's parse stayed in the child).
+            rel = layout.raw_session_path(pending[i].id)
+            parse_session_cached(rel, live.read_bytes(rel))
+
+        self.shared = Shared(lambda p: prepare(comp, live, p, ahead=True), pending, parsed_here)
 
     @classmethod
     def start(cls, comp: Compilation, live: DirTree, pending: list[Pending]) -> "Ahead | None":
         if not comp.backend.pure or len(pending) < AHEAD_MIN_SESSIONS:
             return None
-        stream = fork_map(lambda p: prepare(comp, live, p, ahead=True), pending)
-        return cls(comp, live, pending, stream) if stream is not None else None
+        return cls(comp, live, pending)
 
-    def get(self, i: int) -> Prepared | None:
-        """The `i`th pending session prepared (asked in order); None: prepare it here, the child failed."""
-        if i in self.stolen:  # the child has nothing left that is needed
-            self.stream.discard()
-            return self.stolen.pop(i)
-        while self.stream.pid and self.tail > i and not self.stream.ready():
-            self.stolen[self.tail] = prepare(self.comp, self.live, self.pending[self.tail], ahead=True)
-            self.tail -= 1
-        got = self.stream.next()
-        if got is not None:
-            # The gate resolves this session's citations here and in its verifier's fork: parsed
-            # once in this process, both have it (the child's parse stayed in the child).
-            rel = layout.raw_session_path(self.pending[i].id)
-            parse_session_cached(rel, self.live.read_bytes(rel))
-        return got
+    def get(self, i: int) -> Prepared:
+        """The `i`th pending session prepared (asked in order)."""
+        return self.shared.get(i)
 
     def stop(self) -> None:
-        self.stream.discard()
+        self.shared.stop()

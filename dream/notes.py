@@ -77,6 +77,11 @@ def _date(value: object) -> dt.date | None:
 
 def render_note(note: Note) -> str:
     """A card: front matter in FORMATS.md order, then the statement citing every source."""
+    return remember_built(note.path, *note_document(note))
+
+
+def note_document(note: Note) -> tuple[Frontmatter, str]:
+    """The front matter and body render_note writes."""
     extras: dict[str, object] = {
         "kind": note.kind,
         "topic": note.topic,
@@ -102,7 +107,7 @@ def render_note(note: Note) -> str:
         **extras,
     )
     cites = "".join(f"[cite:{i}]" for i in range(1, len(note.sources) + 1))
-    return remember_built(note.path, fm, f"{note.statement} {cites}\n")
+    return fm, f"{note.statement} {cites}\n"
 
 
 def note_slug(statement: str, taken: set[str]) -> str:

@@ -26,7 +26,7 @@ from dream.instructions import parse_instructions
 from dream.lock import run_lock
 from dream.phases.attach import attach_session, stage_notes
 from dream.phases.orient import list_session_files, plan_sessions
-from dream.phases.summarize import summarize_session, write_summary
+from dream.phases.summarize import summarize_session, write_summaries
 from dream.phases.update import update_pages
 from dream.report import RunReport
 from dream.offline.facts import DEFAULT_OWNER
@@ -130,7 +130,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             if report.stopped:
                 report.deferred = [p.id for p in plan.pending[i:]] + report.deferred
                 break
-            prepared = (ahead.get(i) if ahead is not None else None) or prepare(comp, live, pending)
+            prepared = ahead.get(i) if ahead is not None else prepare(comp, live, pending)
             report.problems += prepared.problems
             if prepared.clean is None:
                 report.session_failures[pending.id] = "unreadable session (see problems)"
@@ -164,8 +164,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
         sessions.pop(sid, None)
         report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
+    write_summaries(comp, [(clean, summary) for _, clean, summary in sessions.values()])
     for sid, (pending, clean, summary) in sessions.items():
-        write_summary(comp, clean, summary)
         state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
     report.sessions = sorted(sessions)
 

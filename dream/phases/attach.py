@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
+from brain.forked import Shared
+from brain.page import render_built
+from brain.view import remember_parsed
 from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact, FactBatch
 from dream.compile import Compilation, statement_key
-from dream.notes import Note, note_slug, render_note
+from dream.notes import Note, note_document, note_slug, render_note
 from dream.offline.entities import fold_name
 from dream.offline.facts import is_subject_slot
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
@@ -177,11 +180,33 @@ def _write(comp: Compilation, note: Note) -> None:
     comp.touched.add(note.topic)
 
 
+#: Fewer changed notes than this are rendered in process (a nightly run): forking would cost more.
+SHARED_MIN_NOTES = 2000
+NOTES_PER_CHUNK = 100  # notes rendered per result the child sends
+
+
 def stage_notes(comp: Compilation) -> None:
     """Render and stage the notes attach changed, each once: a note restated by many sessions gains a
-    source per session, and rendering it at each one made a full compile quadratic in them."""
-    for path, note in sorted(comp.unstaged_notes.items()):
-        text = render_note(note)
-        if comp.stage(path, text):
-            comp.cache.remember_note(path, text.encode("utf-8"), note)
+    source per session, and rendering it at each one made a full compile quadratic in them.
+
+    Many notes (a first compile) are rendered on two cores (brain.forked.Shared): rendering is a
+    pure function of the note, so the texts are the same whichever process made them."""
+    items = sorted(comp.unstaged_notes.items())
     comp.unstaged_notes.clear()
+    if len(items) < SHARED_MIN_NOTES:
+        for path, note in items:
+            _stage_note(comp, path, note, render_note(note))
+        return
+    chunks = [items[i : i + NOTES_PER_CHUNK] for i in range(0, len(items), NOTES_PER_CHUNK)]
+    shared = Shared(lambda chunk: [render_built(path, *note_document(note)) for path, note in chunk], chunks)
+    try:
+        for k, chunk in enumerate(chunks):
+            for (path, note), (text, page) in zip(chunk, shared.get(k)):
+                _stage_note(comp, path, note, remember_parsed(path, text, page))
+    finally:
+        shared.stop()
+
+
+def _stage_note(comp: Compilation, path: str, note: Note, text: str) -> None:
+    if comp.stage(path, text):
+        comp.cache.remember_note(path, text.encode("utf-8"), note)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.page import Frontmatter
-from brain.view import remember_built
+from brain.forked import Shared
+from brain.page import Frontmatter, render_built
+from brain.view import remember_built, remember_parsed
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarizeRequest
 from dream.backends.offline import link_names
@@ -20,7 +21,44 @@ def summarize_session(comp: Compilation, session: Session) -> SessionSummary:
     return comp.backend.summarize(req)
 
 
+#: Fewer summaries than this are rendered in process (a nightly run): forking would cost more.
+SHARED_MIN_SUMMARIES = 500
+SUMMARIES_PER_CHUNK = 50  # summaries rendered per result the child sends
+
+
+def write_summaries(comp: Compilation, done: list[tuple[Session, SessionSummary]]) -> None:
+    """Stage the summary of each session, in order. Many (a first compile) are rendered on two
+    cores (brain.forked.Shared): a summary is a pure function of its session, its summary and
+    the pages the run ends with, so the texts are the same whichever process made them."""
+    if len(done) < SHARED_MIN_SUMMARIES:
+        for session, summary in done:
+            write_summary(comp, session, summary)
+        return
+    chunks = [done[i : i + SUMMARIES_PER_CHUNK] for i in range(0, len(done), SUMMARIES_PER_CHUNK)]
+
+    def render(chunk: list[tuple[Session, SessionSummary]]) -> list[tuple[str, str, object]]:
+        out = []
+        for session, summary in chunk:
+            path, fm, body = summary_document(comp, session, summary)
+            out.append((path, *render_built(path, fm, body)))
+        return out
+
+    shared = Shared(render, chunks)
+    try:
+        for k in range(len(chunks)):
+            for path, text, page in shared.get(k):
+                comp.stage(path, remember_parsed(path, text, page))
+    finally:
+        shared.stop()
+
+
 def write_summary(comp: Compilation, session: Session, summary: SessionSummary) -> None:
+    path, fm, body = summary_document(comp, session, summary)
+    comp.stage(path, remember_built(path, fm, body))
+
+
+def summary_document(comp: Compilation, session: Session, summary: SessionSummary) -> tuple[str, Frontmatter, str]:
+    """The path, front matter and body of a session's summary, linking the pages the run knows."""
     numbers: dict[str, int] = {}
     parts = []
     topics: list[str] = []
@@ -48,5 +86,4 @@ def write_summary(comp: Compilation, session: Session, summary: SessionSummary) 
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
-    path = layout.summary_path(session.id)
-    comp.stage(path, remember_built(path, fm, body))
+    return layout.summary_path(session.id), fm, body

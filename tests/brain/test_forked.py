@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import time
 
-from brain.forked import fork_map, run_forked
+from brain.forked import Shared, fork_map, run_forked
 
 
 def test_the_child_result_comes_back() -> None:
@@ -60,3 +61,31 @@ def test_a_discarded_stream_stops_its_child() -> None:
     start = time.monotonic()
     stream.discard()
     assert time.monotonic() - start < 10 and stream.pid == 0
+
+
+def test_shared_gives_every_result_in_order_whoever_works_it_out() -> None:
+    parent = os.getpid()
+
+    def slow_in_the_child(n: int) -> tuple[int, int]:
+        if os.getpid() != parent:
+            time.sleep(0.02)  # the caller, not waiting, takes the last items itself
+        return n, n * n
+
+    shared = Shared(slow_in_the_child, list(range(40)))
+    assert [shared.get(i) for i in range(40)] == [(n, n * n) for n in range(40)]
+    assert shared.stolen == {} and shared.stream.pid == 0  # every stolen result was handed out; the child is gone
+
+
+def test_shared_does_the_rest_itself_when_the_child_fails() -> None:
+    parent = os.getpid()
+    seen = []
+
+    def fails_in_the_child(n: int) -> int:
+        if os.getpid() != parent and n == 2:
+            raise RuntimeError("the child fails here")
+        return n + 100
+
+    shared = Shared(fails_in_the_child, list(range(6)), delivered=lambda i, r: seen.append(i))
+    assert [shared.get(i) for i in range(6)] == [100, 101, 102, 103, 104, 105]
+    assert set(seen) <= {0, 1}  # only what the child sent is "delivered"
+    shared.stop()

@@ -1,5 +1,6 @@
-"""The sessions phase on two cores (dream.ahead): the Brain must be the one a single process
-compiles, byte for byte, whichever process prepared which session and whatever the child did."""
+"""A first compile on two cores — sessions prepared ahead (dream.ahead), notes and summaries
+rendered by brain.forked.Shared: the Brain must be the one a single process compiles, byte for
+byte, whichever process did which part and whatever the child did."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from nadia_runs import DEMO_NOW, NADIA_IDS, dream, files_of, nadia_inputs
 
 import dream.ahead as ahead_mod
+import dream.phases.attach as attach_mod
+import dream.phases.summarize as summarize_mod
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends.base import EntityRef, ExtractRequest
 from dream.backends.offline import OfflineBackend
@@ -37,9 +40,18 @@ def _held(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return answers
 
 
-def test_sessions_prepared_ahead_give_the_brain_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    alone = _compile(tmp_path / "alone")  # Nadia's few sessions: below AHEAD_MIN_SESSIONS, no fork
+def _two_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nadia's few sessions fork as a first compile of thousands does."""
     monkeypatch.setattr(ahead_mod, "AHEAD_MIN_SESSIONS", 1)
+    monkeypatch.setattr(attach_mod, "SHARED_MIN_NOTES", 1)
+    monkeypatch.setattr(attach_mod, "NOTES_PER_CHUNK", 3)
+    monkeypatch.setattr(summarize_mod, "SHARED_MIN_SUMMARIES", 1)
+    monkeypatch.setattr(summarize_mod, "SUMMARIES_PER_CHUNK", 2)
+
+
+def test_a_compile_on_two_cores_gives_the_brain_one_process_gives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = _compile(tmp_path / "alone")  # Nadia's few sessions: below every threshold, no fork
+    _two_cores(monkeypatch)
     held = _held(monkeypatch)
     both = _compile(tmp_path / "ahead")
     assert len(held) == len(NADIA_IDS) and any(held)  # every session came prepared ahead, most facts reused
@@ -57,7 +69,7 @@ def test_a_child_that_fails_midway_changes_nothing(tmp_path: Path, monkeypatch: 
             raise RuntimeError("the child dies on the third session")
         return original(comp, live, pending, ahead)
 
-    monkeypatch.setattr(ahead_mod, "AHEAD_MIN_SESSIONS", 1)
+    _two_cores(monkeypatch)
     monkeypatch.setattr(ahead_mod, "prepare", failing)
     both = _compile(tmp_path / "ahead")
     assert [p for p in set(both[0]) | set(alone[0]) if both[0].get(p) != alone[0].get(p)] == []
