@@ -8,7 +8,8 @@ the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, ca
 score is adjusted:
   * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
   * who spoke: an assistant's turn × 0.5 (not when the query asks what the assistant said); a turn
-    by a person the query names × 2.5;
+    by a person the query names × 2.5; a card or page about another of the people who speak (its
+    topic or page slug), when the query names someone, × 0.5;
   * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
   * conversation: the turn after a matching turn between two people gains half its score (the turn
     before it a fifth); one with no query word of its own stays just below the turn that raised it.
@@ -51,6 +52,7 @@ SUPERSEDED_FACTOR = 0.5
 NAME_ONLY = 0.3  # a hit that matched only the names of the query's people
 ASSISTANT_FACTOR = 0.5  # a Brain is memory of people: what they said outranks an assistant's reply
 SPEAKER_FACTOR = 2.5  # a turn by a person the query names
+OTHER_PERSON = 0.5  # a note or page about another person than the query names
 _WORD_RE = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being below
@@ -59,7 +61,7 @@ STOPWORDS = frozenset(
     myself no nor not now of off on once only or other our ours ourselves out over own same she should so
     some such than that the their theirs them themselves then there these they this those through to too
     under until up very was we were what when where which while who whom why will with would you your
-    yours yourself yourselves ever also s t don didn doesn isn wasn weren won kind""".split()
+    yours yourself yourselves ever also s t don didn doesn isn wasn weren won kind recently lately currently nowadays""".split()
 )
 
 
@@ -160,15 +162,19 @@ def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | 
 
 
 def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float, role: str | None = None,
-           named: bool = False) -> float:
+           named: bool = False, other: bool = False) -> float:
     """The fused score scaled by a card's confidence and superseded state, by who spoke a turn, and by recency (0..1).
 
     `named`: the turn's speaker is named in the query ("What did Melanie paint?": Melanie's own words first).
+    `other`: a note or page about another of the Brain's people than the ones the query names
+    (Caroline's card "Caroline shared a painting" when Melanie's painting is asked about).
     """
     if role == "assistant":
         score *= ASSISTANT_FACTOR
     if named:
         score *= SPEAKER_FACTOR
+    if other:
+        score *= OTHER_PERSON
     if kind == "note":
         score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
         if until:
@@ -238,14 +244,19 @@ class Searcher:
         content = [t for t in terms if t not in names]
         texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
         scored = []
+        speakers = self.index.speakers()
+        asked_of = term_set & speakers  # the people the query names
         for cid, base in fused.items():
             c = light.get(cid)
             if c is None:
                 continue
             d = _ordinal(c.date) if c.date else None
             recency = (d - lo) / (hi - lo) if d is not None and hi > lo else 0.0
-            named = bool(c.speaker) and c.speaker.split()[0].casefold() in term_set
-            score = adjust(base, c.kind, c.confidence, c.until, recency, None if recall_reply and c.role == "assistant" else c.role, named)
+            about = _about(c)
+            named = c.kind == "turn" and about in asked_of
+            other = c.kind != "turn" and bool(asked_of) and about in speakers and about not in asked_of
+            score = adjust(base, c.kind, c.confidence, c.until, recency, None if recall_reply and c.role == "assistant" else c.role,
+                           named, other)
             if cid in texts and not _matched(content, texts[cid]):
                 score *= NAME_ONLY  # it matched the query's people and none of what is asked about them
             scored.append((score, cid))
@@ -320,6 +331,18 @@ class Searcher:
         top = np.argpartition(-sims, n - 1)[:n]
         top = top[np.argsort(-sims[top], kind="stable")]
         return [int(ids[i]) for i in top]
+
+
+def _about(c: Light) -> str:
+    """Who a chunk is by or about, as a query would name them: a turn's speaker, the subject of a
+    note (its topic folder) or of a page ("melanie" of notes/melanie/… and knowledge/people/melanie.md)."""
+    if c.kind == "turn":
+        return c.speaker.split()[0].casefold() if c.speaker else ""
+    if c.kind in ("note", "page"):
+        parts = c.path.split("/")
+        slug = parts[1] if c.kind == "note" and len(parts) > 2 else parts[-1].removesuffix(".md")
+        return slug.split("-")[0]
+    return ""
 
 
 def _ordinal(date: str) -> int:

@@ -343,3 +343,23 @@ def test_the_assistants_turns_are_not_scored_down_when_the_question_is_about_the
     monkeypatch.setattr(search, "ASSISTANT_FACTOR", 1.0)
     assert halved[0] == pytest.approx(0.5 * score(plain_question), rel=1e-4)
     assert halved[1] == pytest.approx(score(about_reply), rel=1e-4)
+
+
+def _card_score(brain, query: str) -> float:
+    hits = Searcher.open(brain, embedder=None).search(query, k=50, kinds=("note",)).hits
+    return next(h.score for h in hits if h.path == "notes/ana-lima/ana-works-at-tidewater-studio.md")
+
+
+def test_cards_about_another_person_than_the_one_asked_about_rank_lower(brain, monkeypatch):
+    # Ben speaks in the Brain: "Where does Ben work?" is about him, and Ana's card is not (× OTHER_PERSON).
+    asked_of_ben = _card_score(brain, "Where does Ben work at Tidewater?")
+    asked_of_ana = _card_score(brain, "Where does Ana work at Tidewater?")
+    asked_of_nobody = _card_score(brain, "Who works at Tidewater?")
+    monkeypatch.setattr("brain.search.OTHER_PERSON", 1.0)
+    assert asked_of_ben == pytest.approx(0.5 * _card_score(brain, "Where does Ben work at Tidewater?"), rel=1e-4)
+    assert asked_of_ana == _card_score(brain, "Where does Ana work at Tidewater?")
+    assert asked_of_nobody == _card_score(brain, "Who works at Tidewater?")
+
+
+def test_words_asking_for_recency_are_not_matched_as_content():
+    assert query_terms("What did Melanie paint recently, and lately?") == ["melanie", "paint"]
