@@ -35,6 +35,8 @@ LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "p
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
 EXCHANGES = True  # neighbouring turns share a header (tests switch it off to count single turns)
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
+#: A trimmed index showing fewer page lines than this, and under half of them, is no map: its tokens go to evidence.
+MIN_INDEX_LINES = 3
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _DATED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}: ")
@@ -180,8 +182,10 @@ class ContextBuilder:
         shown = "" if not omitted else f", {len(omitted)} pages left out"
         cand = _Cand("index", layout.KNOWLEDGE_INDEX, _demote(trimmed.strip()), [], f"map of the Brain, pages search found first{shown}")
         entries = sum(1 for line in text.splitlines() if re.match(r"^\s*[-*] \[\[", line))
-        if not entries or (omitted and len(omitted) >= entries):
-            cand.why_not = f"not one page line fits the index lane's share ({room} tokens)" if entries else "the index lists no page"
+        kept = entries - len(omitted)
+        if not entries or kept < min(MIN_INDEX_LINES, (entries + 1) // 2):
+            cand.why_not = (f"only {kept} of {entries} page lines fit the index lane's share ({room} tokens): too few to be a map; "
+                            "the pages search found are in the pages lane") if entries else "the index lists no page"
             state.cands.append(cand)
             return
         state.offer(cand, cap)

@@ -57,7 +57,7 @@ def test_packet_invariants_at_any_budget(brain, budget, reserve):
 
 
 def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
-    packet = build(brain, "Where does Ana work, and what is her dog called?", 600)
+    packet = build(brain, "Where does Ana work, and what is her dog called?", 800)
     text = render_packet(packet)
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Standing instructions", "## Index", "## Pages", "## Memory cards", "## Evidence turns"]
@@ -67,6 +67,18 @@ def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
     assert page.cites == ["session:2024-01-10-intro#t3"]
     turn = turn_item(packet, "session:2024-01-10-intro#t1")
     assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1-t2] Ana: I work at Harbor Labs in Porto these days. | Ben: Nice! What did you get up to on the weekend?"
+
+
+def test_an_index_trimmed_to_too_few_lines_gives_its_tokens_to_evidence(brain):
+    question = "Where does Ana work, and what is her dog called?"
+    small, large = build(brain, question, 600), build(brain, question, 800)
+    index = item(small, "knowledge/index.md")
+    assert not index.admitted  # 1 of 3 page lines fit 10 % of 600 tokens: no map
+    assert index.reason.startswith("rejected: only 1 of 3 page lines fit the index lane's share (55 tokens): too few to be a map")
+    assert item(large, "knowledge/index.md").admitted  # 2 of 3 lines fit: most of the map
+    turns = lambda p: sum(i.tokens for i in p.admitted if i.lane == "turns")  # noqa: E731
+    without = build(brain, question, 600, index_share=0.0)
+    assert turns(small) == turns(without) and small.used == without.used  # the lane's share went to evidence
 
 
 def test_memory_cards_show_type_scope_freshness_stale_confidence_and_why(brain):
