@@ -3,9 +3,9 @@
 Attach must take the sessions one by one (each resolves names against the pages the ones before
 it made), but reading, sanitising, summarising and extracting a session depend on the session
 alone — for a pure backend (ModelBackend.pure), whose answers are functions of the request. So a
-forked process (brain.forked.Shared) prepares the pending sessions in order while this one attaches the
-ones it has delivered; whenever this one would wait for it, it prepares the last sessions not
-taken yet itself (work stealing from the tail), so neither core idles while the other works.
+forked process prepares the pending sessions in order while this one attaches the ones it has
+delivered; whenever this one would wait for it, it prepares the last sessions not taken yet
+itself (brain.forked.Shared: work stealing from the tail), so neither core idles.
 
 Extraction ahead rests on the entities known when it ran; attach uses those facts only where the
 entities learned since type the same names alike (ModelBackend.facts_still_hold), else it asks
@@ -64,27 +64,16 @@ def prepare(comp: Compilation, live: DirTree, pending: Pending, ahead: bool = Fa
     return out
 
 
-class Ahead:
-    """The pending sessions prepared ahead, by position: from the child, or stolen from the tail."""
+def prepare_ahead(comp: Compilation, live: DirTree, pending: list[Pending]) -> Shared[Prepared] | None:
+    """The pending sessions prepared on two cores, asked for in order (`get(i)`), for a pure backend
+    and a run of many sessions; None: prepare them here, one by one (`prepare`)."""
+    if not comp.backend.pure or len(pending) < AHEAD_MIN_SESSIONS:
+        return None
 
-    def __init__(self, comp: Compilation, live: DirTree, pending: list[Pending]) -> None:
-        def parsed_here(i: int, _: Prepared) -> None:
-            # The gate resolves this session's citations here and in its verifier's fork: parsed
-            # once in this process, both have it (the child's parse stayed in the child).
-            rel = layout.raw_session_path(pending[i].id)
-            parse_session_cached(rel, live.read_bytes(rel))
+    def parsed_here(i: int, _: Prepared) -> None:
+        # The gate resolves this session's citations here and in its verifier's fork: parsed
+        # once in this process, both have it (the child's parse stayed in the child).
+        rel = layout.raw_session_path(pending[i].id)
+        parse_session_cached(rel, live.read_bytes(rel))
 
-        self.shared = Shared(lambda p: prepare(comp, live, p, ahead=True), pending, parsed_here)
-
-    @classmethod
-    def start(cls, comp: Compilation, live: DirTree, pending: list[Pending]) -> "Ahead | None":
-        if not comp.backend.pure or len(pending) < AHEAD_MIN_SESSIONS:
-            return None
-        return cls(comp, live, pending)
-
-    def get(self, i: int) -> Prepared:
-        """The `i`th pending session prepared (asked in order)."""
-        return self.shared.get(i)
-
-    def stop(self) -> None:
-        self.shared.stop()
+    return Shared(lambda p: prepare(comp, live, p, ahead=True), pending, parsed_here)

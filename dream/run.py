@@ -18,7 +18,7 @@ from brain.repo import BrainRepo, blob_id, worktree_keys
 from brain.page import Page
 from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached
-from dream.ahead import Ahead, prepare
+from dream.ahead import prepare, prepare_ahead
 from dream.backends.base import BackendError, ModelBackend
 from dream.compile import Compilation, DocCache, UnitFailure, cache_version
 from dream.gate import run_gate
@@ -122,7 +122,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
 
     sessions = {}
     clock.mark("sessions")
-    ahead = Ahead.start(comp, live, plan.pending)
+    ahead = prepare_ahead(comp, live, plan.pending)
     try:
         for i, pending in enumerate(plan.pending):
             # Budgets stop the run at a session boundary; what is done lands, the rest waits.
