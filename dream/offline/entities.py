@@ -24,6 +24,8 @@ PROJECT_WORDS = frozenset("sprint project program programme initiative study cam
 EVENT_WORDS = frozenset("workshop conference summit meetup festival wedding party concert parade retreat hackathon".split())
 PLACE_WORDS = frozenset("city station street park river mountain lake island prefecture county province region".split())
 PLACE_PREPS = frozenset("in to from near visit visited visiting moved around across".split())
+_QUOTES = frozenset("\"“”‘’'")
+EMPLOY_WORDS = frozenset("job jobs work works working worked intern interns interned interning internship employed hired".split())
 PERSON_CUES = re.compile(
     r"\b(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir)\s+(manager|boss|colleague|coworker|co-worker|friend|sister|brother|mother|father|mom|dad|"
     r"partner|husband|wife|son|daughter|cousin|aunt|uncle|grandma|grandpa|mentor|teacher|neighbou?r|roommate|"
@@ -128,8 +130,12 @@ def _find_mentions(text: str) -> tuple[Mention, ...]:
         before = text[max(0, start - 12) : start].lower().split()
         if kind is None and name in cues:
             kind = "person"
+        elif kind is None and len(before) >= 2 and before[-1] in ("at", "for", "by") and before[-2] in EMPLOY_WORDS:
+            kind = "organization"  # "my job at Door Dash", "I intern at Blue Cedar": where one works
         elif kind is None and before and before[-1] in PLACE_PREPS and len(tokens) <= 2 and not _NOT_PLACE_RE.match(name):
             kind = "place"
+        elif kind is None and text[start - 1 : start] in _QUOTES and text[start + len(name) : start + len(name) + 1] in _QUOTES:
+            kind = "concept"  # a quoted name is a title: "Summer Sounds" (a band), "Becoming Nicole" (a book)
         elif kind is None and len(tokens) == 2 and all(t[0].isupper() and t[1:].islower() for t in tokens):
             kind = "person"
         out.append(Mention(name=name, type=kind, start=start, cue=cues.get(name)))

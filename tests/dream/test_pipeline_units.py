@@ -108,6 +108,11 @@ def test_third_person(sentence: str, expected: str) -> None:
         ("My sister Amira lives in Osaka.", [("Amira", "person"), ("Osaka", "place")]),
         ("We met on Monday in March.", []),
         pytest.param("I moved to New York last year.", [("New York", "place")]),
+        ("I also lost my job at Door Dash this month.", [("Door Dash", "organization")]),  # where one works
+        ("She interns at Blue Cedar now.", [("Blue Cedar", "organization")]),
+        ('We saw "Summer Sounds" play last night.', [("Summer Sounds", "concept")]),  # a quoted name is a title
+        ("I loved “Becoming Nicole” so much.", [("Becoming Nicole", "concept")]),
+        ("Summer Sounds played a pop song.", [("Summer Sounds", "person")]),  # unquoted, two capitalised words: a guess
     ],
 )
 def test_find_mentions_types(sentence: str, expected: list[tuple[str, str]]) -> None:
