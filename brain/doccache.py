@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable
 
+from brain.forked import Forked, run_forked
 from brain.repo import blob_id
 from brain.tree import Tree
 
@@ -37,7 +38,7 @@ class DocCards:
         self.version = version
         self._shards: dict[str, dict[str, list]] = {}  # shard → path → [blob id, card]
         self._dirty: set[str] = set()
-        self._saver = 0  # pid of a background save
+        self._saver: Forked[bool] | None = None  # a background save
 
     def _entries(self, path: str) -> dict[str, list]:
         name = shard_of(path)
@@ -151,25 +152,18 @@ class DocCards:
             return
         self.wait()
         names, self._dirty = sorted(self._dirty), set()
-        if background and hasattr(os, "fork"):
-            pid = os.fork()
-            if pid == 0:  # the child: no descriptor of the parent's (the run lock), no cleanup
-                code = 1
-                try:
-                    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-                    self._write(names)
-                    code = 0
-                finally:
-                    os._exit(code)
-            self._saver = pid
-            return
+        if background:
+            # The child holds no descriptor of the parent's (the run lock) and leaves without cleanup.
+            self._saver = run_forked(lambda: self._write(names) or True)
+            if self._saver is not None:
+                return
         self._write(names)
 
     def wait(self) -> None:
         """Wait for a background save to finish (whatever its outcome)."""
-        pid, self._saver = self._saver, 0
-        if pid:
-            os.waitpid(pid, 0)
+        saver, self._saver = self._saver, None
+        if saver is not None:
+            saver.result()
 
     def _write(self, names: list[str]) -> None:
         assert self.folder is not None
