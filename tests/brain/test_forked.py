@@ -89,3 +89,20 @@ def test_shared_does_the_rest_itself_when_the_child_fails() -> None:
     assert [shared.get(i) for i in range(6)] == [100, 101, 102, 103, 104, 105]
     assert set(seen) <= {0, 1}  # only what the child sent is "delivered"
     shared.stop()
+
+
+def test_the_streaming_child_holds_no_descriptor_of_the_parent(tmp_path) -> None:
+    # The run lock above all: a run killed while its child works must not leave the lock held.
+    with open(tmp_path / "lock", "w") as lock:
+        fd = lock.fileno()
+
+        def open_in_child(_: int) -> bool:
+            try:
+                os.fstat(fd)
+            except OSError:
+                return False
+            return True
+
+        stream = fork_map(open_in_child, [0])
+        assert stream.next() is False
+        stream.discard()
