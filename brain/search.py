@@ -240,12 +240,12 @@ class Searcher:
         dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
         recall_reply = asks_what_the_assistant_said(query)  # then its turns are the evidence, not restatements
-        names = term_set & self.index.speakers() if NAME_ONLY < 1.0 else set()
+        speakers = self.index.speakers()
+        asked_of = term_set & speakers  # the people the query names
+        names = asked_of if NAME_ONLY < 1.0 else set()
         content = [t for t in terms if t not in names]
         texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
         scored = []
-        speakers = self.index.speakers()
-        asked_of = term_set & speakers  # the people the query names
         for cid, base in fused.items():
             c = light.get(cid)
             if c is None:

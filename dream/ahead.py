@@ -21,8 +21,9 @@ from brain.forked import Shared
 from brain.sessions import Session
 from brain.tree import DirTree
 from brain.view import parse_session_cached
-from dream.backends.base import ExtractRequest, FactBatch, SessionSummary
+from dream.backends.base import FactBatch, SessionSummary
 from dream.compile import Compilation
+from dream.phases.attach import extract_request
 from dream.phases.orient import PendingSession as Pending
 from dream.phases.summarize import summarize_session
 from dream.sanitize import sanitize_session
@@ -58,9 +59,7 @@ def prepare(comp: Compilation, live: DirTree, pending: Pending, ahead: bool = Fa
     out.redactions = counts.model_dump()
     if ahead:
         out.summary = summarize_session(comp, out.clean)
-        out.facts = comp.backend.extract_ahead(ExtractRequest(
-            session=out.clean, owner=comp.settings.owner, known=comp.known_refs(), instructions=comp.instructions.text,
-            never_record=comp.instructions.never_record, first_turn=pending.first_turn))
+        out.facts = comp.backend.extract_ahead(extract_request(comp, out.clean, pending.first_turn))
     return out
 
 

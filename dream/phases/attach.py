@@ -25,10 +25,9 @@ STRONG_TYPES = frozenset({"organization", "project", "event", "concept"})
 MAX_MENTIONS = 12
 
 
-def attach_session(comp: Compilation, session: Session, first_turn: int, ahead: tuple[FactBatch, object] | None = None) -> None:
-    """The session's facts onto their subjects' notes; `ahead` is the backend's extract_ahead of this
-    session, used when the entities learned since leave it as it is."""
-    req = ExtractRequest(
+def extract_request(comp: Compilation, session: Session, first_turn: int) -> ExtractRequest:
+    """What the backend is asked for a session's facts, with the entities known so far."""
+    return ExtractRequest(
         session=session,
         owner=comp.settings.owner,
         known=comp.known_refs(),
@@ -36,6 +35,12 @@ def attach_session(comp: Compilation, session: Session, first_turn: int, ahead: 
         never_record=comp.instructions.never_record,
         first_turn=first_turn,
     )
+
+
+def attach_session(comp: Compilation, session: Session, first_turn: int, ahead: tuple[FactBatch, object] | None = None) -> None:
+    """The session's facts onto their subjects' notes; `ahead` is the backend's extract_ahead of this
+    session, used when the entities learned since leave it as it is."""
+    req = extract_request(comp, session, first_turn)
     if ahead is not None and comp.backend.facts_still_hold(ahead[1], req):
         batch = ahead[0]
     else:
