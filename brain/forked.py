@@ -19,7 +19,7 @@ import pickle
 import select
 import signal
 import struct
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -202,3 +202,15 @@ class Shared(Generic[T]):
         """Stop the child (the results not asked for are not needed)."""
         if self.stream is not None:
             self.stream.discard()
+
+
+def in_chunks(fn: Callable[[object], T], items: list, per_chunk: int) -> Iterator[T]:
+    """`fn(item)` for each item, in order, worked out on two cores (`Shared`) `per_chunk` items per
+    result the child sends (one frame per item would cost more than many small items are worth)."""
+    chunks = [items[i : i + per_chunk] for i in range(0, len(items), per_chunk)]
+    shared = Shared(lambda chunk: [fn(item) for item in chunk], chunks)
+    try:
+        for k in range(len(chunks)):
+            yield from shared.get(k)
+    finally:
+        shared.stop()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.forked import Shared
+from brain.forked import in_chunks
 from brain.page import render_built
 from brain.view import remember_parsed
 from brain.sessions import Session
@@ -194,7 +194,7 @@ def stage_notes(comp: Compilation) -> None:
     """Render and stage the notes attach changed, each once: a note restated by many sessions gains a
     source per session, and rendering it at each one made a full compile quadratic in them.
 
-    Many notes (a first compile) are rendered on two cores (brain.forked.Shared): rendering is a
+    Many notes (a first compile) are rendered on two cores (brain.forked.in_chunks): rendering is a
     pure function of the note, so the texts are the same whichever process made them."""
     items = sorted(comp.unstaged_notes.items())
     comp.unstaged_notes.clear()
@@ -202,14 +202,9 @@ def stage_notes(comp: Compilation) -> None:
         for path, note in items:
             _stage_note(comp, path, note, render_note(note))
         return
-    chunks = [items[i : i + NOTES_PER_CHUNK] for i in range(0, len(items), NOTES_PER_CHUNK)]
-    shared = Shared(lambda chunk: [render_built(path, *note_document(note)) for path, note in chunk], chunks)
-    try:
-        for k, chunk in enumerate(chunks):
-            for (path, note), (text, page) in zip(chunk, shared.get(k)):
-                _stage_note(comp, path, note, remember_parsed(path, text, page))
-    finally:
-        shared.stop()
+    rendered = in_chunks(lambda item: render_built(item[0], *note_document(item[1])), items, NOTES_PER_CHUNK)
+    for (text, page), (path, note) in zip(rendered, items):  # rendered first: zip runs it to its end (the child is reaped)
+        _stage_note(comp, path, note, remember_parsed(path, text, page))
 
 
 def _stage_note(comp: Compilation, path: str, note: Note, text: str) -> None:

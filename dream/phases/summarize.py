@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.forked import Shared
+from brain.forked import in_chunks
 from brain.page import Frontmatter, render_built
 from brain.view import remember_built, remember_parsed
 from brain.sessions import Session
@@ -28,28 +28,19 @@ SUMMARIES_PER_CHUNK = 50  # summaries rendered per result the child sends
 
 def write_summaries(comp: Compilation, done: list[tuple[Session, SessionSummary]]) -> None:
     """Stage the summary of each session, in order. Many (a first compile) are rendered on two
-    cores (brain.forked.Shared): a summary is a pure function of its session, its summary and
+    cores (brain.forked.in_chunks): a summary is a pure function of its session, its summary and
     the pages the run ends with, so the texts are the same whichever process made them."""
     if len(done) < SHARED_MIN_SUMMARIES:
         for session, summary in done:
             write_summary(comp, session, summary)
         return
-    chunks = [done[i : i + SUMMARIES_PER_CHUNK] for i in range(0, len(done), SUMMARIES_PER_CHUNK)]
 
-    def render(chunk: list[tuple[Session, SessionSummary]]) -> list[tuple[str, str, object]]:
-        out = []
-        for session, summary in chunk:
-            path, fm, body = summary_document(comp, session, summary)
-            out.append((path, *render_built(path, fm, body)))
-        return out
+    def render(item: tuple[Session, SessionSummary]) -> tuple[str, str, object]:
+        path, fm, body = summary_document(comp, *item)
+        return (path, *render_built(path, fm, body))
 
-    shared = Shared(render, chunks)
-    try:
-        for k in range(len(chunks)):
-            for path, text, page in shared.get(k):
-                comp.stage(path, remember_parsed(path, text, page))
-    finally:
-        shared.stop()
+    for path, text, page in in_chunks(render, done, SUMMARIES_PER_CHUNK):
+        comp.stage(path, remember_parsed(path, text, page))
 
 
 def write_summary(comp: Compilation, session: Session, summary: SessionSummary) -> None:
