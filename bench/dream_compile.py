@@ -6,10 +6,9 @@ Prints medians of several runs and ratios against baselines measured in the same
   python bench/dream_compile.py --sessions 10000 --skip-locomo --keep /tmp/brain-10k   # reuse a compiled Brain
 
 --keep DIR compiles the synthetic corpus into DIR once and reuses it on later invocations (the same
---sessions), so only the incremental part is measured again. The cards cache under .dream/cache/ is
-keyed by a digest of the code, so after a code change the kept Brain's cache is cold: it is built
-again first (untimed, in DIR/.dream/cache only), as a full compile or the previous night's run
-leaves it, so the incremental runs are measured warm.
+--sessions, the same code), so only the incremental part is measured again. The caches under
+.dream/cache/ are keyed by a digest of the code, so after a code change the kept Brain would be
+measured cold: it is compiled again instead.
 """
 
 from __future__ import annotations
@@ -28,11 +27,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from corpus import make_corpus  # noqa: E402
 
+from dream.compile import cache_version  # noqa: E402
 from dream.timing import read_timings  # noqa: E402
 
 BIN = Path(sys.executable).parent
 LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 NOW = "2026-01-01T00:00:00Z"
+MARK = ".dream/cache/bench-kept"  # what compiled a --keep Brain
 
 
 def sh(*args: str, cwd: Path | None = None) -> str:
@@ -114,28 +115,6 @@ def full_compile(label: str, prepare, runs: int, tmp: Path) -> Path:
     return last
 
 
-def warm_cards(root: Path) -> None:
-    """Build every card of root's cards cache with the current code (what a full compile leaves)."""
-    from brain.repo import worktree_keys
-    from brain.tree import DirTree
-    from brain.view import BrainView
-    from dream.compile import DocCache, cache_version
-
-    live = DirTree(root, keys=worktree_keys(root))
-    cache = DocCache(root / ".dream" / "cache" / "cards", version=cache_version())
-    view = BrainView(live, cards=cache)
-    for rel in live.files():
-        if rel.startswith("sessions/raw/") and rel.endswith(".jsonl"):
-            cache.session_hash(rel, live)
-    for rel in view.page_paths:
-        cache.page(rel, live, view.doc)
-    for rel in view.paths_under("notes/"):
-        cache.note_card(rel, live, view.doc)
-    for rel in view.paths_under("sessions/summaries/"):
-        cache.summary(rel, live, view.doc)
-    cache.save()
-
-
 def add_session(root: Path, seed: int, start) -> None:
     make_corpus(root / "extra", 1, seed=seed, start=start)
     for f in (root / "extra" / "sessions" / "raw").glob("*.jsonl"):
@@ -190,14 +169,16 @@ def main() -> None:
         if LOCOMO.is_file() and not args.skip_locomo:
             full_compile("locomo-dev", lambda r: sh(str(BIN / "dream"), "import", "locomo", str(LOCOMO), "--brain", str(r)), args.runs, tmp)
         kept = args.keep.resolve() if args.keep else None
-        if kept is not None and (kept / ".dream" / "state.json").is_file():
+        made_by = f"{args.sessions} sessions, code {cache_version()}"
+        if kept is not None and (kept / MARK).is_file() and (kept / MARK).read_text() == made_by:
             print(f"synthetic-{args.sessions}: reusing the Brain compiled in {kept}")
-            warm_cards(kept)
             compiled = kept
         else:
             compiled = full_compile(f"synthetic-{args.sessions}", lambda r: make_corpus(r, args.sessions), max(1, args.runs if args.sessions <= 2000 else 1), tmp)
             if kept is not None:
+                shutil.rmtree(kept, ignore_errors=True)
                 shutil.copytree(compiled, kept, symlinks=True)
+                (kept / MARK).write_text(made_by)  # in the (ignored) cache folder: not part of the Brain
         incremental(compiled, args.runs, tmp)
 
 

@@ -38,6 +38,7 @@ class DocCards:
         self.version = version
         self._shards: dict[str, dict[str, list]] = {}  # shard → path → [blob id, card]
         self._dirty: set[str] = set()
+        self._files: dict[str, bytes | None] = {}  # other cache files to write (None: remove), by name under folder
         self._saver: Forked[bool] | None = None  # a background save
 
     def _entries(self, path: str) -> dict[str, list]:
@@ -96,10 +97,26 @@ class DocCards:
             card = self.card(path, tree, build, slot)
         return card
 
-    def remember(self, path: str, data: bytes, card: dict[str, Any]) -> None:
-        """A card for bytes this process is about to write: the next run finds it without parsing."""
-        self._entries(path)[path] = [blob_id(data), card]
+    def remember(self, path: str, data: bytes, card: dict[str, Any], blob: str | None = None) -> None:
+        """A card for bytes this process is about to write: the next run finds it without parsing.
+        `blob`: their git blob id, when the caller has it."""
+        self._entries(path)[path] = [blob or blob_id(data), card]
         self._dirty.add(shard_of(path))
+
+    def read_file(self, name: str) -> bytes | None:
+        """Another file of the cache (`name` under its folder), as written by `keep_file`."""
+        if name in self._files:
+            return self._files[name]
+        if self.folder is None:
+            return None
+        try:
+            return (self.folder / name).read_bytes()
+        except OSError:
+            return None
+
+    def keep_file(self, name: str, data: bytes | None) -> None:
+        """Write (None: remove) another file of the cache with the next save()."""
+        self._files[name] = data
 
     def page(self, path: str, tree: Tree, parse: Parse) -> dict | None:
         """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
@@ -148,16 +165,17 @@ class DocCards:
         `background`: a forked process writes them while the caller goes on (a full compile
         writes thousands of shard files); `wait()` reaps it. A shard it fails to write is only a
         cache miss for the next run, so its errors are not reported."""
-        if self.folder is None or not self._dirty:
+        if self.folder is None or not (self._dirty or self._files):
             return
         self.wait()
         names, self._dirty = sorted(self._dirty), set()
+        files, self._files = self._files, {}
         if background:
             # The child holds no descriptor of the parent's (the run lock) and leaves without cleanup.
-            self._saver = run_forked(lambda: self._write(names) or True)
+            self._saver = run_forked(lambda: self._write(names, files) or True)
             if self._saver is not None:
                 return
-        self._write(names)
+        self._write(names, files)
 
     def wait(self) -> None:
         """Wait for a background save to finish (whatever its outcome)."""
@@ -165,9 +183,18 @@ class DocCards:
         if saver is not None:
             saver.result()
 
-    def _write(self, names: list[str]) -> None:
+    def _write(self, names: list[str], files: dict[str, bytes | None] | None = None) -> None:
         assert self.folder is not None
         self.folder.mkdir(parents=True, exist_ok=True)
+        for name, data in sorted((files or {}).items()):
+            path = self.folder / name
+            if data is None:
+                path.unlink(missing_ok=True)
+                continue
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
         for name in names:
             data = {"version": self.version, "shard": name, "entries": dict(sorted(self._shards[name].items()))}
             path = self._file(name)

@@ -6,6 +6,9 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
@@ -14,9 +17,11 @@ from typing import Callable
 from brain import layout
 from brain.doccache import DocCards, code_fingerprint
 from brain.page import Page
+from brain.repo import blob_id
 from brain.tree import Tree
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
+from dream.digest import TopicView, build_view, change, dump, load_view, topic_key
 from dream.instructions import Instructions
 from dream.merge import merge3
 from dream.notes import Note, note_from_page
@@ -64,9 +69,29 @@ class DocCache(DocCards):
                 out.append((path, card))
         return out
 
-    def remember_note(self, path: str, data: bytes, note: Note) -> None:
+    def remember_note(self, path: str, data: bytes, note: Note, blob: str | None = None) -> None:
         """A note Dream just wrote: the next run finds it without parsing the card."""
-        self.remember(path, data, _note_card(note))
+        self.remember(path, data, _note_card(note), blob)
+
+    def _digest_file(self, topic: str) -> str:
+        return "topics/" + hashlib.blake2b(topic.encode("utf-8"), digest_size=10).hexdigest() + ".json"
+
+    def topic_digest(self, topic: str) -> dict | None:
+        """The digest kept for a topic's notes (dream.digest), if this code wrote one."""
+        raw = self.read_file(self._digest_file(topic))
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or data.get("version") != self.version or data.get("topic") != topic:
+            return None
+        return data
+
+    def keep_digest(self, topic: str, data: dict) -> None:
+        self.keep_file(self._digest_file(topic), json.dumps({"version": self.version, "topic": topic, **data}, separators=(",", ":")).encode("utf-8"))
+
+    def drop_digest(self, topic: str) -> None:
+        self.keep_file(self._digest_file(topic), None)
 
     def session_hash(self, path: str, tree: Tree) -> str:
         """The content hash of a raw session (what `.dream/state.json` records)."""
@@ -102,25 +127,66 @@ def statement_key(statement: str) -> str:
 
 @dataclass
 class TopicNotes:
-    """A topic's notes with the indexes attach needs (equal statements, slots), kept in step."""
+    """A topic's notes with the indexes attach needs (equal statements, slots), kept in step.
+
+    `complete`: every note is in `notes` (the topic was read in full). Else the topic came from its
+    digest (dream.digest): `notes` holds the notes read so far, `note()` reads others on demand,
+    and `view` (the page's part of the digest) is changed in place by each `put`.
+    """
 
     notes: dict[str, Note] = field(default_factory=dict)
     by_key: dict[str, str] = field(default_factory=dict)  # statement key → path (current notes)
     by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
     stems: set[str] = field(default_factory=set)
+    complete: bool = True
+    view: TopicView | None = None
+    stale: bool = False  # the view lost track (dream.digest.change): read the topic in full
+    load: Callable[[str], Note | None] = lambda path: None  # a note not read yet (incomplete topics)
+    paths: set[str] = field(default_factory=set)  # every note path (incomplete topics)
+    key_paths: dict[str, list[str]] | None = None  # statement key → current paths (incomplete topics)
+    section_of: Callable[[str, str, str], tuple[str, bool]] | None = None  # backend.page_section
+    put_paths: set[str] = field(default_factory=set)  # notes this run changed
+    blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path → (blob id, text) rendered for it (stage_notes)
+
+    def note(self, path: str) -> Note | None:
+        found = self.notes.get(path)
+        if found is None and not self.complete and path in self.paths:
+            found = self.load(path)
+            if found is not None:
+                self.notes[path] = found
+        return found
+
+    def get(self, path: str) -> Note | None:
+        return self.note(path)
 
     def put(self, note: Note, key: str) -> None:
-        old = self.notes.get(note.path)
+        old = self.note(note.path)
         if old is not None and old.slot and note.path in self.by_slot.get(old.slot, set()):
             self.by_slot[old.slot].discard(note.path)
         if self.by_key.get(key) == note.path:
             del self.by_key[key]
         self.notes[note.path] = note
+        self.put_paths.add(note.path)
         self.stems.add(note.path.rsplit("/", 1)[1][:-3])
         if note.current:
             self.by_key.setdefault(key, note.path)
             if note.slot:
                 self.by_slot.setdefault(note.slot, set()).add(note.path)
+        if self.complete:
+            self.view = None  # built again from every note when the page is compiled
+            return
+        self.paths.add(note.path)
+        assert self.key_paths is not None
+        if old is not None and old.current:
+            listed = self.key_paths.get(statement_key(old.statement), [])
+            if note.path in listed:
+                listed.remove(note.path)
+        if note.current:
+            listed = self.key_paths.setdefault(key, [])
+            if note.path not in listed:
+                bisect.insort(listed, note.path)
+        if self.view is not None and not self.stale and self.section_of is not None:
+            self.stale = not change(self.view, old, note, self.section_of, self.note)
 
 
 @dataclass
@@ -185,20 +251,124 @@ class Compilation:
         return layout.page_path(known.type, slug)
 
     def topic(self, topic: str) -> TopicNotes:
-        """A topic's notes: the live ones (read once, only that folder) and those staged in this run."""
+        """A topic's notes: from its digest when it is the digest of these notes, else read in full
+        (only that folder); with those staged in this run."""
         found = self.topics.get(topic)
         if found is None:
-            found = self.topics[topic] = TopicNotes()
-            cards = self.cache.note_cards(self.view.paths_under(f"{layout.NOTES}/{topic}/"), self.view.tree, self.view.doc)
-            try:  # one validation call for the whole topic (the owner's may hold ~40,000 notes)
-                pairs = zip(_NOTE_LIST.validate_python([card["note"] for _, card in cards]), (card["key"] for _, card in cards))
-            except ValueError:
-                pairs = (self._note_or_rebuild(path, card) for path, card in cards)
-            for note, key in pairs:
-                if note is not None:
-                    found.put(note, key)
-                    remember_key(note.statement, key)  # the page writer themes them by it
+            paths = self.view.paths_under(f"{layout.NOTES}/{topic}/")
+            found = self.topics[topic] = self._from_digest(topic, paths) or TopicNotes()
+            found.section_of = self.backend.page_section
+            found.stems = {p.rsplit("/", 1)[1][:-3] for p in paths}
+            if found.complete:
+                self._read_all(found, paths)
         return found
+
+    def _read_all(self, found: TopicNotes, paths: list[str]) -> None:
+        """Every note of the topic into `found`: a new topic is filled by `put`; one from a digest
+        keeps the notes it holds (read, or changed by this run) and its indexes (kept in step)."""
+        cards = self.cache.note_cards(paths, self.view.tree, self.view.doc)
+        try:  # one validation call for the whole topic (the owner's may hold ~40,000 notes)
+            pairs = zip(_NOTE_LIST.validate_python([card["note"] for _, card in cards]), (card["key"] for _, card in cards))
+        except ValueError:
+            pairs = (self._note_or_rebuild(path, card) for path, card in cards)
+        filling = found.complete
+        for note, key in pairs:
+            if note is None or note.path in found.notes:
+                continue
+            if filling:
+                found.put(note, key)
+            else:
+                found.notes[note.path] = note
+            remember_key(note.statement, key)  # the page writer themes them by it
+        if filling:
+            found.put_paths.clear()  # read, not changed
+        found.complete, found.key_paths, found.paths, found.view = True, None, set(), None
+
+    def _tree_key(self, path: str) -> str:
+        tree = self.view.tree
+        return tree.key(path) or blob_id(tree.read_bytes(path))
+
+    def _from_digest(self, topic: str, paths: list[str]) -> TopicNotes | None:
+        """The topic as its digest has it, when the digest is of exactly these notes (else None)."""
+        data = self.cache.topic_digest(topic)
+        if data is None or not paths or data.get("key") != topic_key((p, self._tree_key(p)) for p in paths):
+            return None
+        try:
+            raw = data["by_key"]
+            key_paths = {k: [v] if isinstance(v, str) else list(v) for k, v in raw.items()}
+            by_key = {k: v[0] for k, v in key_paths.items() if v}
+            by_slot = {s: set(v) for s, v in data["by_slot"].items()}
+            view, notes = None, {}
+            loc = layout.page_location(self.page_path(topic) or "")
+            if "view" in data and loc is not None:
+                view = load_view(data)
+                if view.backend != self.backend.name or view.page_type != loc[0]:
+                    view = None
+                else:
+                    cards = list(data["cards"].values())
+                    for note, card in zip(_NOTE_LIST.validate_python([c["note"] for c in cards]), cards):
+                        notes[note.path] = note
+                        remember_key(note.statement, card["key"])
+                    if set(notes) != view.members():
+                        view, notes = None, {}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.cache.drop_digest(topic)
+            return None
+        return TopicNotes(notes=notes, by_key=by_key, by_slot=by_slot, complete=False, view=view, load=self._load_note,
+                          paths=set(paths), key_paths=key_paths)
+
+    def _load_note(self, path: str) -> Note | None:
+        page = self.view.doc(path)
+        return note_from_page(page) if page is not None else None
+
+    def topic_view(self, topic: str, page_type: str) -> tuple[TopicNotes, TopicView]:
+        """The topic and its page's view (dream.digest): the digest's, or built from every note."""
+        found = self.topic(topic)
+        name = self.backend.name
+        if not found.complete and (found.view is None or found.stale or found.view.page_type != page_type):
+            self._read_all(found, self.view.paths_under(f"{layout.NOTES}/{topic}/"))
+        if found.view is None or found.view.page_type != page_type or found.view.backend != name:
+            found.view = build_view(found.notes.values(), self.backend.page_section, name, page_type)
+        return found, found.view
+
+    def save_digests(self) -> None:
+        """Keep the digest of each topic whose page this run compiled, for the notes as they land.
+
+        A note this run changed counts with the blob id of the text staged for it; where that is not
+        what the staged tree holds now (a conflict kept the owner's text, the gate dropped it), the
+        topic gets no digest and the next run reads it in full."""
+        for topic, found in self.topics.items():
+            if found.view is None or found.stale:
+                continue
+            entries = {p: self.view.tree.key(p) for p in self.view.paths_under(f"{layout.NOTES}/{topic}/")}
+            ok = True
+            for path in found.put_paths:
+                blob, text = found.blobs.get(path, (None, None))
+                if self.staged.has(path):
+                    now = self.staged.read(path)
+                    ok = now is text or (now is not None and blob_id(now.encode("utf-8")) == blob)
+                else:  # not staged: the live file must be the very text (a rewrite that changed nothing)
+                    ok = blob is not None and path in entries and (entries[path] or self._tree_key(path)) == blob
+                if not ok:
+                    break
+                entries[path] = blob
+            if not ok:
+                self.cache.drop_digest(topic)
+                continue
+            for path, blob in entries.items():
+                if blob is None:
+                    entries[path] = blob_id(self.view.tree.read_bytes(path))
+            if found.complete:
+                key_paths: dict[str, list[str]] = {}
+                for path in sorted(found.notes):
+                    note = found.notes[path]
+                    if note.current:
+                        key_paths.setdefault(statement_key(note.statement), []).append(path)
+            else:
+                key_paths = found.key_paths or {}
+            by_key = {k: v[0] if len(v) == 1 else v for k, v in sorted(key_paths.items()) if v}
+            cards = {p: _note_card(found.note(p)) for p in sorted(found.view.members())}
+            self.cache.keep_digest(topic, dump(topic_key(entries.items()), by_key, found.by_slot, found.view, cards))
 
     def _note_or_rebuild(self, path: str, card: dict) -> tuple[Note | None, str]:
         """A card's note and statement key; a corrupt card is built again from the note's file."""
@@ -209,8 +379,6 @@ class Compilation:
             fresh = self.cache.note_card(path, self.view.tree, self.view.doc)
             return (Note.model_validate(fresh["note"]), fresh["key"]) if fresh is not None else (None, "")
 
-    def topic_notes(self, topic: str) -> dict[str, Note]:
-        return self.topic(topic).notes
 
     def stage(self, path: str, text: str) -> bool:
         """Stage a file Dream owns, protecting the owner's text; True when something was staged.

@@ -209,6 +209,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     clock.mark("sync")
 
     if not settings.dry_run:
+        comp.save_digests()
         comp.cache.save(background=True)  # written while sync runs; a dry run leaves only its run folder
     try:
         if settings.dry_run:

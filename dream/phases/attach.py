@@ -11,6 +11,7 @@ from brain import layout
 from brain.citations import CitationTarget
 from brain.forked import in_chunks
 from brain.page import render_built
+from brain.repo import blob_id
 from brain.view import remember_parsed
 from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact, FactBatch
@@ -116,9 +117,9 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
     target = str(CitationTarget.session(session_id, fact.first_turn, fact.last_turn))
     same = index.by_key.get(statement_key(fact.statement))
     if same is None and fact.slot:
-        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.notes[p].value == fact.value), None)
+        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.note(p).value == fact.value), None)
     if same is not None:
-        note = index.notes[same]
+        note = index.note(same)
         known = comp.note_sources.get(note.path)
         if known is None or known[0] is not note.sources:  # the set answers for that very list
             known = (note.sources, set(note.sources))
@@ -167,12 +168,12 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
         return []
     if is_subject_slot(fact.slot):
         index = comp.topic(topic)
-        candidates = [index.notes[p] for p in sorted(index.by_slot.get(fact.slot, ()))]
+        candidates = [index.note(p) for p in sorted(index.by_slot.get(fact.slot, ()))]
     else:
         candidates = []
         for path in comp.state.slots.get(fact.slot, []):
             other = path.split("/")[1]
-            note = comp.topic_notes(other).get(path)
+            note = comp.topic(other).note(path)
             if note is not None:
                 candidates.append(note)
     return [n for n in candidates if n.current and n.slot == fact.slot and n.value != fact.value]
@@ -208,5 +209,8 @@ def stage_notes(comp: Compilation) -> None:
 
 
 def _stage_note(comp: Compilation, path: str, note: Note, text: str) -> None:
+    data = text.encode("utf-8")
+    blob = blob_id(data)
     if comp.stage(path, text):
-        comp.cache.remember_note(path, text.encode("utf-8"), note)
+        comp.cache.remember_note(path, data, note, blob)
+    comp.topic(note.topic).blobs[path] = (blob, text)  # what the topic's digest counts it as (Compilation.save_digests)

@@ -17,6 +17,7 @@ from brain.page import Frontmatter, Page, new_page, parse_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
 from dream.compile import Compilation
+from dream.digest import TopicView
 from dream.notes import Note
 from dream.offline.facts import is_subject_slot
 
@@ -106,20 +107,22 @@ def _by_event(note: Note) -> tuple:
 
 
 def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history: list[Note],
-                 mentioned: list[Note]) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
+                 mentioned: list[Note], view: TopicView) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
     """What the page shows: per section (as the backend groups them) the newest PAGE_SECTION_FACTS
     facts and the current employer, home and relations; the newest of History and of Mentioned in;
     and how many each section leaves out.
+    `current` and `history` are the candidates of the topic's view (dream.digest): every note a
+    section could show, not every note it has; the view counts those.
     The page writer never sees the rest (they stay in their notes), so a page of 40,000 facts costs
     what a page of a few hundred does, for the offline writer and for a model alike."""
     hidden: dict[str, int] = {}
 
-    def count_left_out(heading: str, notes: list, shown: list) -> list:
-        if len(notes) > len(shown):
-            hidden[heading] = len(notes) - len(shown)
+    def count_left_out(heading: str, total: int, shown: list) -> list:
+        if total > len(shown):
+            hidden[heading] = total - len(shown)
         return shown
 
-    if len(current) > PAGE_SECTION_FACTS:
+    if view.current > PAGE_SECTION_FACTS:
         groups: dict[str, tuple[bool, list[Note]]] = {}
         section = comp.backend.page_section
         for note in current:
@@ -128,10 +131,10 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
         keep: set[int] = set()
         for heading, (dated, notes) in groups.items():
             chosen = _newest(notes, _by_event if dated else _OBSERVED, pinned=_holds_slot)
-            keep.update(map(id, count_left_out(heading, notes, chosen)))
+            keep.update(map(id, count_left_out(heading, view.sections[heading].count, chosen)))
         current = [n for n in current if id(n) in keep]
-    history = count_left_out("History", history, _newest(history, _UNTIL, reverse=True))
-    mentioned = count_left_out("Mentioned in", mentioned, _newest(mentioned, _BY_OBSERVED))
+    history = count_left_out("History", view.history.count, _newest(history, _UNTIL, reverse=True))
+    mentioned = count_left_out("Mentioned in", len(mentioned), _newest(mentioned, _BY_OBSERVED))
     return current, history, mentioned, hidden
 
 
@@ -139,16 +142,17 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     """The page as Dream would write it from its notes (no owner edits applied)."""
     loc = layout.page_location(path)
     known = comp.resolver.by_slug[slug]
-    notes = sorted(comp.topic_notes(slug).values(), key=_BY_OBSERVED)
+    index, view = comp.topic_view(slug, loc[0])
+    notes = sorted((index.note(p) for p in view.members()), key=_BY_OBSERVED)
     current = [n for n in notes if n.until is None]  # Note.current, without a call per note
     history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
     for note_path in comp.state.mentions.get(slug, []):
-        other = comp.topic_notes(note_path.split("/")[1]).get(note_path)
+        other = comp.topic(note_path.split("/")[1]).note(note_path)
         if other is not None and other.current and other.topic != slug:
             mentioned.append(other)
-    linked = sorted({m for n in [*current, *history, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
-    current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned)
+    linked = sorted(view.linked | {m for n in mentioned for m in n.mentions} | {n.topic for n in mentioned})
+    current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned, view)
     numbers, shown = _numbered([*current, *history, *mentioned])
     ends = (len(current), len(current) + len(history))
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
@@ -177,7 +181,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         hidden=hidden,
     )
     draft = comp.backend.write_page(req)
-    dates = [d for n in notes for d in (n.observed, n.until) if d] or [comp.settings.now.date()]
+    dates = [view.first, view.last] if view.first is not None else [comp.settings.now.date()]
     live = comp.live_page(slug)
     fm = Frontmatter(
         title=known.title,
@@ -227,7 +231,7 @@ def _append_to_hand_written(comp: Compilation, slug: str, path: str, live: Page 
         return None
     cited = set(live.frontmatter.sources.values())
     fresh = [
-        n for n in sorted(comp.topic_notes(slug).values(), key=lambda n: (n.observed, n.path))
+        n for n in sorted(comp.topic(slug).notes.values(), key=lambda n: (n.observed, n.path))  # those staged are read
         if comp.staged.has(n.path) and n.current and not set(n.sources) & cited
     ]
     if not fresh:

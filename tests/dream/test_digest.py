@@ -1,0 +1,171 @@
+"""Topic digests (dream.digest) only ever save time: a page compiled from a digest changed in place is
+the page compiled from every note, and a run from a digest commits the tree of a run without one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from nadia_runs import add_session, copy_brain, dream, git
+
+from dream import digest
+from dream.backends.offline import OfflineBackend
+from dream.compile import Compilation
+from dream.digest import build_view, change
+from dream.notes import Note
+from dream.phases.update import _shown_notes
+
+TOPICS = Path(".dream/cache/cards/topics")
+KINDS = ["event", "identity", "preference", "project", "relationship", "learning"]
+THINGS = ["went swimming at the pool", "adopted a cat named Miso", "painted a sunrise", "started a job at Kite Labs",
+          "read a novel about whales", "ran a half marathon", "met my sister for lunch", "prefers tea to coffee"]
+
+
+def _note(rng: random.Random, i: int) -> Note:
+    observed = dt.date(2025, 1, 1) + dt.timedelta(days=rng.randrange(400))
+    slot = rng.choice([None, None, None, "employer", "home", "topic:x"])
+    return Note(
+        path=f"notes/ana/n{i:04d}.md", statement=f"Ana {rng.choice(THINGS)} ({i}).", kind=rng.choice(KINDS), topic="ana",
+        confidence=0.8, observed=observed, sources=[f"session:s{i}#1"],
+        event_date=observed - dt.timedelta(days=rng.randrange(30)) if rng.random() < 0.5 else None,
+        slot=slot, value=str(rng.randrange(3)) if slot else None, mentions=[rng.choice(["bo", "cy", "di"])] if rng.random() < 0.3 else [],
+    )
+
+
+def _shown(view, notes: dict[str, Note], backend) -> tuple:
+    """What the page shows from a view: the notes of each part and the counts it leaves out."""
+    members = sorted((notes[p] for p in view.members()), key=lambda n: (n.observed, n.path))
+    comp = SimpleNamespace(backend=backend)
+    current, history, _, hidden = _shown_notes(comp, "person", [n for n in members if n.until is None],
+                                               [n for n in members if n.until is not None], [], view)
+    return [n.path for n in current], [n.path for n in history], hidden, view.linked, view.first, view.last
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_view_changed_note_by_note_shows_what_a_view_of_every_note_shows(seed: int) -> None:
+    rng = random.Random(seed)
+    backend = OfflineBackend()
+    notes = {n.path: n for n in (_note(rng, i) for i in range(rng.choice([10, 120, 400])))}
+    view = build_view(notes.values(), backend.page_section, "offline", "person")
+    rebuilt = 0
+    for i in range(400, 700):
+        current = [n for n in notes.values() if n.until is None]
+        roll = rng.random()
+        if roll < 0.4 and current:  # superseded: it moves to History
+            old = rng.choice(current)
+            new = old.model_copy(update={"until": old.observed + dt.timedelta(days=rng.randrange(60)), "superseded_by": f"session:t{i}#2"})
+        elif roll < 0.6 and notes:  # said again: one more source, the same place
+            old = rng.choice(list(notes.values()))
+            new = old.model_copy(update={"sources": [*old.sources, f"session:t{i}#1"]})
+        else:
+            old, new = None, _note(rng, i)
+        notes[new.path] = new
+        if not change(view, old, new, backend.page_section, notes.__getitem__):
+            view, rebuilt = build_view(notes.values(), backend.page_section, "offline", "person"), rebuilt + 1
+        full = build_view(notes.values(), backend.page_section, "offline", "person")
+        assert _shown(view, notes, backend) == _shown(full, notes, backend)
+        assert view.current == full.current and view.history.count == full.history.count
+        for heading, section in view.sections.items():
+            other = full.sections.get(heading)
+            assert other is not None and (section.count, section.pins) == (other.count, other.pins), heading
+            assert section.cands <= other.cands  # the section's newest, as a view of every note has them
+    assert rebuilt < 30  # in place nearly always: reading the topic in full is the exception
+
+
+def _big_topic(root: Path, sid: str, day: int, colours: list[str]) -> None:
+    turns = []
+    for n, colour in enumerate(colours):
+        turns += [("user", f"I went swimming at the {colour} pool on 2026-0{day}-{n % 28 + 1:02d} with my aunt."), ("assistant", "Nice.")]
+    add_session(root, sid, f"2026-0{day}-01T09:00:00+09:00", turns)
+
+
+POOLS = [f"{a}-{b}" for a in ("amber", "azure", "cedar", "coral", "jade", "plum") for b in ("north", "south", "east", "west", "lake", "hill", "park", "dock", "old", "new")]
+
+
+def _runs(root: Path, spoil=None) -> dict[str, bytes]:
+    """Two more nights on Nadia's Brain: many swims (a section past its candidates), then more swims
+    and a new employer (a superseded fact). `spoil` acts on the digests between the two."""
+    _big_topic(root, "2026-07-01-swims", 6, POOLS)
+    assert dream(root, "2026-07-02T02:00:00Z").commit
+    if spoil is not None:
+        spoil(root)
+    _big_topic(root, "2026-07-10-more-swims", 7, [f"second-{c}" for c in POOLS[:20]])
+    add_session(root, "2026-07-11-job", "2026-07-11T09:00:00+09:00",
+                [("user", "I left my old job; I now work at the Tide Pool Institute as a researcher."), ("assistant", "Congratulations.")])
+    assert dream(root, "2026-07-12T02:00:00Z").commit
+    out = {}
+    for rel in git(root, "ls-tree", "-r", "--name-only", "HEAD").split("\n"):
+        if rel:
+            out[rel] = (root / rel).read_bytes()
+    return out
+
+
+def _digests(root: Path) -> list[Path]:
+    found = sorted((root / TOPICS).glob("*.json"))
+    assert found
+    return found
+
+
+def _rewrite(root: Path, change_data) -> None:
+    for f in _digests(root):
+        f.write_text(json.dumps(change_data(json.loads(f.read_text(encoding="utf-8")))), encoding="utf-8")
+
+
+def _gone(root: Path) -> None:
+    shutil.rmtree(root / TOPICS)
+
+
+def _corrupt(root: Path) -> None:
+    for f in _digests(root):
+        f.write_bytes(b"{\"version\": ")
+
+
+def _other_notes(root: Path) -> None:
+    _rewrite(root, lambda d: {**d, "key": "0" * 32})  # a digest of notes that are not there
+
+
+def _wrong_cards(root: Path) -> None:
+    _rewrite(root, lambda d: {**d, "cards": {p: {"note": {"path": 3}, "key": "k"} for p in d.get("cards", {})}})
+
+
+def _lost_members(root: Path) -> None:
+    _rewrite(root, lambda d: {**d, "cards": dict(list(d.get("cards", {}).items())[:1])})
+
+
+def _owner_edit(root: Path) -> None:
+    """The owner rewords one of the notes (uncommitted): that topic's digest is not of its notes now."""
+    note = sorted((root / "notes" / "nadia-rahman").glob("*swimming*"))[0]
+    note.write_text(note.read_text(encoding="utf-8").replace("with my aunt", "with my aunt Hana"), encoding="utf-8")
+
+
+@pytest.mark.parametrize("spoil", [_gone, _corrupt, _other_notes, _wrong_cards, _lost_members, _owner_edit], ids=lambda f: f.__name__.strip("_"))
+def test_a_run_from_digests_commits_the_tree_of_a_run_that_reads_every_note(compiled_copy: Path, tmp_path: Path, spoil) -> None:
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    spoilt = _runs(other, spoil)
+    if spoil is _owner_edit:
+        warm = _runs(compiled_copy, lambda root: (_owner_edit(root), _gone(root)))
+    else:
+        warm = _runs(compiled_copy)
+    assert spoilt == warm
+
+
+def test_a_nightly_run_reads_only_the_notes_its_pages_show(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = compiled_copy
+    _big_topic(root, "2026-07-01-swims", 6, POOLS)
+    dream(root, "2026-07-02T02:00:00Z")
+    read_in_full, parsed = [], []
+    real_read_all, real_load = Compilation._read_all, Compilation._load_note
+    monkeypatch.setattr(Compilation, "_read_all", lambda self, found, paths: (read_in_full.append(paths[0].split("/")[1] if paths else ""), real_read_all(self, found, paths))[1])
+    monkeypatch.setattr(Compilation, "_load_note", lambda self, path: (parsed.append(path), real_load(self, path))[1])
+    _big_topic(root, "2026-07-10-more-swims", 7, ["second-amber-north", "second-jade-lake"])
+    report = dream(root, "2026-07-12T02:00:00Z")
+    assert report.commit and "knowledge/people/nadia-rahman.md" in report.pages_updated
+    total = len(list((root / "notes" / "nadia-rahman").glob("*.md")))
+    assert total > digest.CANDIDATES
+    assert "nadia-rahman" not in read_in_full
+    assert len(parsed) < 10  # what the digest did not hold already
