@@ -21,7 +21,7 @@ from brain.repo import blob_id
 from brain.tree import Tree
 from brain.view import BrainView
 from dream.backends.base import EntityRef, ModelBackend
-from dream.digest import TopicView, build_view, change, dump, load_view, topic_key
+from dream.digest import Section_of, TopicView, build_view, change, dump, load_view, topic_key
 from dream.instructions import Instructions
 from dream.merge import merge3
 from dream.notes import Note, note_from_page
@@ -144,7 +144,7 @@ class TopicNotes:
     load: Callable[[str], Note | None] = lambda path: None  # a note not read yet (incomplete topics)
     paths: set[str] = field(default_factory=set)  # every note path (incomplete topics)
     key_paths: dict[str, list[str]] | None = None  # statement key → current paths (incomplete topics)
-    section_of: Callable[[str, str, str], tuple[str, bool]] | None = None  # backend.page_section
+    section_of: Section_of | None = None  # backend.page_section
     put_paths: set[str] = field(default_factory=set)  # notes this run changed
     blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path → (blob id, text) rendered for it (stage_notes)
 
@@ -155,9 +155,6 @@ class TopicNotes:
             if found is not None:
                 self.notes[path] = found
         return found
-
-    def get(self, path: str) -> Note | None:
-        return self.note(path)
 
     def put(self, note: Note, key: str) -> None:
         old = self.note(note.path)
@@ -340,7 +337,7 @@ class Compilation:
         for topic, found in self.topics.items():
             if found.view is None or found.stale:
                 continue
-            entries = {p: self.view.tree.key(p) for p in self.view.paths_under(f"{layout.NOTES}/{topic}/")}
+            entries = {p: self._tree_key(p) for p in self.view.paths_under(f"{layout.NOTES}/{topic}/")}
             ok = True
             for path in found.put_paths:
                 blob, text = found.blobs.get(path, (None, None))
@@ -348,16 +345,13 @@ class Compilation:
                     now = self.staged.read(path)
                     ok = now is text or (now is not None and blob_id(now.encode("utf-8")) == blob)
                 else:  # not staged: the live file must be the very text (a rewrite that changed nothing)
-                    ok = blob is not None and path in entries and (entries[path] or self._tree_key(path)) == blob
+                    ok = blob is not None and entries.get(path) == blob
                 if not ok:
                     break
                 entries[path] = blob
             if not ok:
                 self.cache.drop_digest(topic)
                 continue
-            for path, blob in entries.items():
-                if blob is None:
-                    entries[path] = blob_id(self.view.tree.read_bytes(path))
             if found.complete:
                 key_paths: dict[str, list[str]] = {}
                 for path in sorted(found.notes):

@@ -23,6 +23,7 @@ finds other notes (an owner's edit, a sync that did not land) reads the topic in
 from __future__ import annotations
 
 import hashlib
+import operator
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -38,12 +39,12 @@ Section_of = Callable[[str, str, str], tuple[str, bool]]  # backend.page_section
 
 
 def pinned(note: Note) -> bool:
-    """A current employer, home or named relation: shown however old (update._holds_slot)."""
+    """A current employer, home or named relation: shown however old (a newer one would have replaced it)."""
     return is_subject_slot(note.slot)
 
 
-def by_observed(note: Note) -> tuple:
-    return (note.observed, note.path)
+by_observed = operator.attrgetter("observed", "path")
+by_until = operator.attrgetter("until", "observed")
 
 
 def by_event(note: Note) -> tuple:
@@ -51,25 +52,27 @@ def by_event(note: Note) -> tuple:
     return (note.event_date or note.observed, note.observed, note.path)
 
 
-def by_until(note: Note) -> tuple:
-    return (note.until, note.observed)
+def newest(notes: list[Note], key, limit: int = PAGE_SECTION_FACTS, reverse: bool = False,
+           pinned: Callable[[Note], bool] | None = None) -> list[Note]:
+    """Every `pinned` note and the others that sort last by `key` (first, with `reverse`), `limit`
+    in all (more only when the pins are more), in their given order."""
+    if len(notes) <= limit:
+        return notes
+    pins = [n for n in notes if pinned(n)] if pinned else []
+    ranked = sorted((n for n in notes if not pinned or not pinned(n)), key=key, reverse=reverse)
+    room = max(limit - len(pins), 0)
+    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | set(map(id, pins))
+    return [n for n in notes if id(n) in keep]
 
 
 def top(notes: Iterable[Note], dated: bool | None, limit: int) -> list[Note]:
-    """The `limit` notes a page prefers: the newest by the section's order (`dated` None: History,
-    newest end first, ties to the earlier path), in (observed, path) order. The same total order
-    as dream.phases.update._newest, so the top `limit` holds the top of any smaller limit."""
+    """The `limit` notes a page prefers, by the order `newest` ranks its section with (`dated`
+    None: History, newest end first), in (observed, path) order. One total order for any limit,
+    so the top `limit` holds the top of any smaller limit."""
     ordered = sorted(notes, key=by_observed)
-    if limit <= 0:
-        return []
-    if len(ordered) <= limit:
-        return ordered
     if dated is None:
-        ranked = sorted(ordered, key=by_until, reverse=True)[:limit]  # stable: ties keep (observed, path)
-    else:
-        ranked = sorted(ordered, key=by_event if dated else by_observed)[-limit:]
-    keep = {n.path for n in ranked}
-    return [n for n in ordered if n.path in keep]
+        return newest(ordered, by_until, limit, reverse=True)
+    return newest(ordered, by_event if dated else by_observed, limit)
 
 
 @dataclass

@@ -8,18 +8,15 @@ Dream did not parse is rewritten. A page the owner deleted is recorded in forget
 from __future__ import annotations
 
 import datetime as dt
-import operator
 import re
-from typing import Callable
 
 from brain import layout
 from brain.page import Frontmatter, Page, new_page, parse_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
 from dream.compile import Compilation
-from dream.digest import TopicView
+from dream.digest import TopicView, by_event, by_observed, by_until, newest, pinned
 from dream.notes import Note
-from dream.offline.facts import is_subject_slot
 
 
 def update_pages(comp: Compilation) -> None:
@@ -42,9 +39,6 @@ def _failure(unit: str, reason: str):
     return UnitFailure(unit=unit, reason=reason)
 
 
-_BY_OBSERVED = operator.attrgetter("observed", "path")
-_OBSERVED = operator.attrgetter("observed")
-_UNTIL = operator.attrgetter("until", "observed")
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
 MAX_CITES = 3
 
@@ -84,28 +78,6 @@ def _page_facts(notes: list[Note], shown: list[list[str]], numbers: dict[str, in
     ]
 
 
-def _newest(notes: list[Note], key, limit: int = PAGE_SECTION_FACTS, reverse: bool = False,
-            pinned: Callable[[Note], bool] | None = None) -> list[Note]:
-    """Every `pinned` note and the others that sort last by `key` (first, with `reverse`), `limit`
-    in all (more only when the pins are more), in their given order."""
-    if len(notes) <= limit:
-        return notes
-    pins = [n for n in notes if pinned(n)] if pinned else []
-    ranked = sorted((n for n in notes if not pinned or not pinned(n)), key=key, reverse=reverse)
-    room = max(limit - len(pins), 0)
-    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | set(map(id, pins))
-    return [n for n in notes if id(n) in keep]
-
-
-def _holds_slot(note: Note) -> bool:
-    """A current employer, home or named relation: shown however old (a newer one would have replaced it)."""
-    return is_subject_slot(note.slot)
-
-
-def _by_event(note: Note) -> tuple:
-    return (note.event_date or note.observed, note.observed)
-
-
 def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history: list[Note],
                  mentioned: list[Note], view: TopicView) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
     """What the page shows: per section (as the backend groups them) the newest PAGE_SECTION_FACTS
@@ -130,11 +102,11 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
             groups.setdefault(heading, (dated, []))[1].append(note)
         keep: set[int] = set()
         for heading, (dated, notes) in groups.items():
-            chosen = _newest(notes, _by_event if dated else _OBSERVED, pinned=_holds_slot)
+            chosen = newest(notes, by_event if dated else by_observed, pinned=pinned)
             keep.update(map(id, count_left_out(heading, view.sections[heading].count, chosen)))
         current = [n for n in current if id(n) in keep]
-    history = count_left_out("History", view.history.count, _newest(history, _UNTIL, reverse=True))
-    mentioned = count_left_out("Mentioned in", len(mentioned), _newest(mentioned, _BY_OBSERVED))
+    history = count_left_out("History", view.history.count, newest(history, by_until, reverse=True))
+    mentioned = count_left_out("Mentioned in", len(mentioned), newest(mentioned, by_observed))
     return current, history, mentioned, hidden
 
 
@@ -143,7 +115,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     loc = layout.page_location(path)
     known = comp.resolver.by_slug[slug]
     index, view = comp.topic_view(slug, loc[0])
-    notes = sorted((index.note(p) for p in view.members()), key=_BY_OBSERVED)
+    notes = sorted((index.note(p) for p in view.members()), key=by_observed)
     current = [n for n in notes if n.until is None]  # Note.current, without a call per note
     history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
