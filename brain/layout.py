@@ -42,6 +42,7 @@ RUNS = ".dream/runs"
 CACHE = ".dream/cache"
 LOCK = ".dream/lock"
 JOURNAL = ".dream/journal.json"
+SYNC_INDEX = ".dream/cache/sync-index"  # Dream's own git index, at its last commit (dream.sync)
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
 DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/")

@@ -3,8 +3,11 @@ index ends where `git reset` to the new commit would put it (kills: test_faults.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from nadia_runs import git
 
@@ -28,7 +31,7 @@ def _brain(tmp_path: Path) -> tuple[Path, str]:
     root = tmp_path / "brain"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    for rel, text in {"guide.md": "guide\n", "knowledge/index.md": "# Index\n", "sessions/summaries/s1.md": "old\n", "notes/bob/x.md": "bob\n"}.items():
+    for rel, text in {".gitignore": ".dream/cache/\n", "guide.md": "guide\n", "knowledge/index.md": "# Index\n", "sessions/summaries/s1.md": "old\n", "notes/bob/x.md": "bob\n"}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     (root / "sessions/summaries/s1.md").chmod(0o755)
@@ -223,6 +226,46 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     writes = {"notes/my topic/b.md": "b\n", "notes/new topic missing/c.md": "c\n", "notes/my topic/a.md": "a, changed\n"}
     result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
     assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+
+
+def _in_index(root: Path, index: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.mark.parametrize("spoil", ["none", "owner-commit", "lost", "garbage", "stale-lock", "other-tree"])
+def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: Path, spoil: str) -> None:
+    """The second sync reuses the index the first left at its commit; an owner's commit in between,
+    a lost or garbled index, a killed git's lock file or an index at another tree are all read again."""
+    root, base = _brain(tmp_path)
+    first = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m1\n", "r1", base, root / ".dream/runs/r1")
+    index = root / ".dream/cache/sync-index"
+    assert _in_index(root, index, "write-tree").strip() == git(root, "rev-parse", f"{first.commit}^{{tree}}").strip()
+    base = first.commit
+    if spoil == "owner-commit":
+        (root / "guide.md").write_text("guide, edited\n", encoding="utf-8")
+        (root / "guide.md").chmod(0o755)
+        (root / "notes/bob/y.md").write_text("bob y\n", encoding="utf-8")
+        (root / "notes/bob/x.md").unlink()
+        (root / "notes/ada/empty.md").unlink()
+        (root / "notes/ada/empty.md").mkdir()
+        (root / "notes/ada/empty.md/inside.md").write_text("a folder where a file was\n", encoding="utf-8")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "owner")
+        base = git(root, "rev-parse", "HEAD").strip()
+    elif spoil == "lost":
+        index.unlink()
+    elif spoil == "garbage":
+        index.write_bytes(b"DIRC not an index")
+    elif spoil == "stale-lock":
+        (root / ".dream/cache/sync-index.lock").write_bytes(b"")
+    elif spoil == "other-tree":
+        _in_index(root, index, "read-tree", "--empty")
+    writes = {"notes/ada/second.md": "second run\n", "knowledge/index.md": "# Index\n\n- [[ada]]\n- [[bob]]\n"}
+    second = apply_sync(root, SyncPlan(writes=writes, added=["notes/ada/second.md"], modified=["knowledge/index.md"]),
+                        "m2\n", "r2", base, root / ".dream/runs/r2")
+    assert git(root, "rev-parse", f"{second.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
 def test_reading_many_files_of_a_commit_leaves_out_missing_paths_with_spaces(tmp_path: Path) -> None:
