@@ -1,7 +1,8 @@
-"""BrainRepo: the only module that imports GitPython. Git is driven through the CLI (`BrainRepo.git`).
+"""BrainRepo: the only module that imports GitPython, and only to create a repository (`init`).
 
-Every use opens and closes the Repo (`with`), so no `git cat-file` processes outlive a call
-(DEPENDENCIES.md: GitPython leaks processes in long-lived programs).
+Everything else runs the git CLI, one plain subprocess per call: no `git cat-file` process outlives
+a call (DEPENDENCIES.md: GitPython leaks processes in long-lived programs), and a nightly run does
+not pay the library's import (30 ms) and Repo objects for the few commands it needs.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import hashlib
 import os
 import re
 import subprocess
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
@@ -47,18 +46,6 @@ class BrainRepo:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
-    @contextmanager
-    def _repo(self) -> Iterator[object]:
-        git = _git_module()
-        try:
-            repo = git.Repo(self.root)
-        except (git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
-            raise BrainError(f"{self.root} is not a git repository", "run `brain init` first") from exc
-        try:
-            yield repo
-        finally:
-            repo.close()
-
     @classmethod
     def init(cls, root: Path) -> "BrainRepo":
         git = _git_module()
@@ -69,13 +56,16 @@ class BrainRepo:
     def is_repo(self) -> bool:
         return (self.root / ".git").exists()
 
+    def _require_repo(self) -> None:
+        if not self.is_repo():
+            raise BrainError(f"{self.root} is not a git repository", "run `brain init` first")
+
     def git(self, *args: str, env: dict[str, str] | None = None, istream: Path | None = None) -> str:
         """Run `git <args>` in the Brain (stdin from `istream`); raises BrainError with git's message.
 
         A plain subprocess, not GitPython's execute: a run calls git a few times, and the library's
         import and Repo object cost more than the commands (70 ms of a nightly run)."""
-        if not (self.root / ".git").exists():
-            raise BrainError(f"{self.root} is not a git repository", "run `brain init` first")
+        self._require_repo()
         try:
             with open(istream, "rb") if istream is not None else contextlib.nullcontext(subprocess.DEVNULL) as fh:
                 proc = subprocess.run(["git", *args], cwd=self.root, env=_identity(env), stdin=fh, capture_output=True)
@@ -107,27 +97,26 @@ class BrainRepo:
 
     def show(self, rev: str, rel: str) -> bytes | None:
         """File bytes at a revision, None when absent there."""
-        git = _git_module()
-        with self._repo() as repo:
-            try:
-                return repo.git.execute(["git", "show", f"{rev}:{rel}"], stdout_as_string=False, strip_newline_in_stdout=False)
-            except git.GitCommandError:
-                return None
+        return self._bytes("show", f"{rev}:{rel}")
 
     def cat_blob(self, blob: str) -> bytes | None:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
-        git = _git_module()
-        with self._repo() as repo:
-            try:
-                return repo.git.execute(["git", "cat-file", "blob", blob], stdout_as_string=False, strip_newline_in_stdout=False)
-            except git.GitCommandError:
-                return None
+        return self._bytes("cat-file", "blob", blob)
+
+    def _bytes(self, *args: str) -> bytes | None:
+        """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
+        self._require_repo()
+        try:
+            proc = subprocess.run(["git", *args], cwd=self.root, stdin=subprocess.DEVNULL, capture_output=True)
+        except OSError as exc:
+            raise BrainError(f"git {args[0]} failed: {exc}", "install git") from exc
+        return proc.stdout if proc.returncode == 0 else None
 
     def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
         """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""
         if self.head() is None:
-            with self._repo():  # not a git repository at all: BrainError, not "no history"
-                return []
+            self._require_repo()  # not a git repository at all: BrainError, not "no history"
+            return []
         fmt = "%H%x1f%ad%x1f%an%x1f%s%x1f%B%x1e"
         args = ["log", f"-n{limit}", "--date=iso-strict", f"--format={fmt}"]
         if rel:

@@ -381,14 +381,16 @@ class Compilation:
         write); on conflict the owner's text stays. A file Dream never wrote (hand-written) is kept.
         """
         tree = self.view.tree
-        live = tree.read_bytes(path).decode("utf-8", errors="replace") if tree.exists(path) else None
+        raw = tree.read_bytes(path) if tree.exists(path) else None
+        live = raw.decode("utf-8", errors="replace") if raw is not None else None
         blob = self.state.written.get(path) if live is not None else None
         if live is not None and blob is None and not self.staged.has(path):
             self.kept.append(path)
             return False
         # Every write of the run is merged, not only the first: a note that gains two sources in one
-        # run is staged twice, and the owner's edit must be in the text that lands.
-        base = self._base(blob) if blob is not None else None
+        # run is staged twice, and the owner's edit must be in the text that lands. A file still as
+        # Dream wrote it has nothing to merge (its last write is not read back from git then).
+        base = self._base(blob) if blob is not None and blob_id(raw) != blob else None
         if base is not None and live != base:
             text, clean = merge3(base, live, text)
             if not clean:
