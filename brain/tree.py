@@ -169,35 +169,33 @@ def insert_sorted(listing: list[str], more: list[str]) -> list[str]:
 
 
 def _walk(root: Path) -> tuple[list[str], list[str]]:
-    """Every file (and linked folder) below root, and which of them are symlinks (from the
+    """Every file (and linked folder) below root, unordered, and which of them are symlinks (from the
     directory entries, so no stat per file)."""
     out: list[str] = []
     links: list[str] = []
 
-    def visit(path: str, rel_dir: str) -> None:
+    folders = [(os.fspath(root), "")]
+    while folders:  # in no order: files() sorts the whole listing once
+        path, rel_dir = folders.pop()
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = os.scandir(path)
         except OSError:
-            return
-        subdirs = []
-        for entry in entries:
-            name = entry.name
-            if entry.is_dir():  # follows links, as os.walk does
-                if name in _SKIP_DIRS or (rel_dir == "" and name == ".dream"):
+            continue
+        with entries:
+            for entry in entries:
+                name = entry.name
+                if entry.is_dir():  # follows links, as os.walk does
+                    if name in _SKIP_DIRS or (rel_dir == "" and name == ".dream"):
+                        continue
+                    if entry.is_symlink():
+                        out.append(rel_dir + name)  # a linked folder is listed as a file so S checks see it
+                        links.append(rel_dir + name)
+                        continue
+                    folders.append((entry.path, rel_dir + name + "/"))
                     continue
+                out.append(rel_dir + name)
                 if entry.is_symlink():
-                    out.append(rel_dir + name)  # a linked folder is listed as a file so S checks see it
                     links.append(rel_dir + name)
-                    continue
-                subdirs.append(entry)
-                continue
-            out.append(rel_dir + name)
-            if entry.is_symlink():
-                links.append(rel_dir + name)
-        for entry in subdirs:
-            visit(entry.path, rel_dir + entry.name + "/")
-
-    visit(os.fspath(root), "")
     dream = root / ".dream"
     if dream.is_dir() and not dream.is_symlink():
         for name in sorted(_DREAM_KEEP):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import re
 from collections import defaultdict
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
@@ -117,9 +118,22 @@ def doc_paths_of(tree: Tree) -> list[str]:
                 found = [rel for rel in found if rel not in hidden]
         else:
             is_symlink = tree.is_symlink
-            found = [rel for rel in tree.files() if _kind(rel) and not is_symlink(rel)]
+            found = [rel for rel in _documents(tree.files()) if not is_symlink(rel)]
         _DOC_PATHS[tree] = found
     return found
+
+
+#: What `_kind` could call a document, found in one pass over the whole listing (NUL-separated,
+#: so no path can fake a boundary); a page needs `_kind`'s test, notes and summaries need no more.
+_MAYBE_DOC_RE = re.compile(
+    "(?<![^\\0])(?:" + re.escape(_NOTE_ROOT) + "[^/\\0]*/[^/\\0]*|" + re.escape(layout.SESSIONS_SUMMARIES)
+    + "/[^/\\0]*|" + re.escape(_PAGE_ROOT) + "[^\\0]*)\\.md(?![^\\0])"
+)
+
+
+def _documents(files: list[str]) -> list[str]:
+    """`[rel for rel in files if _kind(rel)]`, in order: a run lists 100,000 files on a large Brain."""
+    return [rel for rel in _MAYBE_DOC_RE.findall("\0".join(files)) if not rel.startswith(_PAGE_ROOT) or _kind(rel)]
 
 
 def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
@@ -293,10 +307,19 @@ class BrainView:
             card = self.page_card(path)
             for alias in card["aliases"] if card is not None else ():
                 out[alias.strip().casefold()].add(path)
-        for path in self._doc_paths:  # notes and summaries are named by their file (no parse needed)
-            if _kind(path) != "page":
-                out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-        return {k: sorted(v) if len(v) > 1 else list(v) for k, v in out.items()}
+        # Notes and summaries are named by their file (no parse needed): 50,000 on a large Brain,
+        # nearly all of them the only path of their name, so those go in as they are.
+        rest = [path for path in self._doc_paths if not path.startswith(_PAGE_ROOT)]
+        stems = [path[path.rindex("/") + 1 : -3].casefold() for path in rest]
+        names = {stem: [path] for stem, path in zip(stems, rest)}
+        if len(names) < len(rest):  # names shared by notes (a fact slug in two topics) or summaries
+            for stem, path in zip(stems, rest):
+                if names[stem][0] != path:
+                    out[stem].add(path)
+        for stem in names.keys() & out.keys():
+            out[stem].add(names[stem][0])
+        names.update((k, sorted(v) if len(v) > 1 else list(v)) for k, v in out.items())
+        return names
 
     @cached_property
     def slugs(self) -> dict[str, list[str]]:

@@ -233,6 +233,51 @@ def test_documents_of_a_staged_tree_are_those_a_full_listing_finds(tmp_path: Pat
     assert "knowledge/people/ada.md" not in doc_paths_of(OverlayTree(base, DirTree(upper)))
 
 
+def test_the_one_pass_document_listing_is_the_per_path_one():
+    """brain.view._documents finds in one regex pass what `_kind` finds path by path."""
+    import random
+
+    from brain.view import _documents, doc_kind
+
+    parts = ["notes", "knowledge", "sessions", "summaries", "raw", "people", "", "a b", "x.md", ".md", "md",
+             "index.md", "log.md", "n\nl", "notes.md", "é", "sessions/summaries", "knowledge/people", "s1.jsonl"]
+    rng = random.Random(7)
+    roots = ["notes/", "knowledge/", "sessions/summaries/", "sessions/", "", "notes/ada/", "knowledge/people/"]
+    files = sorted({rng.choice(roots) + "/".join(rng.choice(parts) for _ in range(rng.randint(1, 3))) for _ in range(20000)}
+                   | {"knowledge/index.md", "knowledge/log.md", "sessions/index.md", "notes//.md", "sessions/summaries/.md"})
+    expected = [rel for rel in files if doc_kind(rel)]
+    assert len(expected) > 50 and {doc_kind(rel) for rel in expected} == {"page", "note", "summary"}
+    assert _documents(files) == expected
+
+
+def test_a_name_shared_by_pages_notes_and_summaries_resolves_to_all_of_them(tmp_path: Path):
+    from brain.tree import MemTree
+
+    def page(title: str, aliases: str = "") -> str:
+        return f"---\ntitle: {title}\ntype: person\naliases: [{aliases}]\n---\n# {title}\n"
+
+    files = {
+        "knowledge/people/ada.md": page("Ada", "Tea"),
+        "knowledge/people/tea.md": page("Tea"),
+        "notes/ada/tea.md": "n\n",
+        "notes/ben/tea.md": "n\n",
+        "notes/ben/Likes-Tea.md": "n\n",
+        "notes/cleo/likes-tea.md": "n\n",
+        "notes/cleo/only-here.md": "n\n",
+        "sessions/summaries/s1.md": "s\n",
+        "notes/ada/s1.md": "n\n",
+        "sessions/summaries/s2.md": "s\n",
+    }
+    view = BrainView(MemTree(files, tmp_path))
+    assert view.resolve("TEA") == ["knowledge/people/ada.md", "knowledge/people/tea.md", "notes/ada/tea.md", "notes/ben/tea.md"]
+    assert view.resolve("likes-tea") == ["notes/ben/Likes-Tea.md", "notes/cleo/likes-tea.md"]
+    assert view.resolve("s1") == ["notes/ada/s1.md", "sessions/summaries/s1.md"]
+    assert view.resolve(" only-here ") == ["notes/cleo/only-here.md"]
+    assert view.resolve("s2") == ["sessions/summaries/s2.md"]
+    assert view.resolve("ada") == ["knowledge/people/ada.md"]
+    assert view.resolve("nobody") == []
+
+
 def test_index_lines_of_a_staged_tree_follow_its_writes_and_drops(tmp_path: Path):
     from types import SimpleNamespace
 
