@@ -14,7 +14,7 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from brain.forked import Forked, run_forked
 from brain.repo import blob_id
@@ -144,6 +144,22 @@ class DocCards:
             return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
 
         return self.checked(path, tree, build, lambda c: isinstance(c.get("started"), str) and isinstance(c.get("line"), str))
+
+    def summaries(self, paths: Iterable[str], tree: Tree, parse: Parse) -> dict[str, dict]:
+        """summary() of many paths (those that parse): one loop over the cached cards, for the
+        20,000 summaries a large Brain's sessions/index.md lists; a miss goes through summary()."""
+        out: dict[str, dict] = {}
+        key_of, shards = tree.key, self._shards
+        for path in paths:
+            key = key_of(path)
+            entries = shards.get(shard_of(path))
+            hit = entries.get(path) if entries is not None else None
+            if (key is not None and type(hit) is list and len(hit) == 2 and hit[0] == key and type(card := hit[1]) is dict
+                    and type(card.get("started")) is str and type(card.get("line")) is str):
+                out[path] = card
+            elif (card := self.summary(path, tree, parse)) is not None:
+                out[path] = card
+        return out
 
     def links(self, path: str, tree: Tree, parse: Parse) -> dict | None:
         """{'links': the [[link]] targets a document names, 'updated': its front matter date or None}:

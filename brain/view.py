@@ -204,13 +204,12 @@ class BrainView:
 
     def paths_under(self, prefix: str) -> list[str]:
         """Document paths below a folder, without parsing them (a range of the sorted listing)."""
+        if not prefix:
+            return list(self._doc_paths)
         paths = self._doc_paths
-        out = []
-        for i in range(bisect.bisect_left(paths, prefix), len(paths)):
-            if not paths[i].startswith(prefix):
-                break
-            out.append(paths[i])
-        return out
+        # Every path that starts with the prefix sorts at or after it and before the prefix with
+        # its last character bumped ("sessions/summaries0" for "sessions/summaries/").
+        return paths[bisect.bisect_left(paths, prefix) : bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1))]
 
     def docs_under(self, prefix: str) -> dict[str, Page]:
         """Parsed documents whose path starts with `prefix` (parses only those)."""
@@ -295,6 +294,10 @@ class BrainView:
     def summary_card(self, path: str) -> dict | None:
         """{'started', 'line'} of a session summary (None when it cannot be parsed)."""
         return self.cards.summary(path, self.tree, self.doc)
+
+    def summary_cards(self, paths: Iterable[str]) -> dict[str, dict]:
+        """summary_card() of many paths, those that parse (one loop over the cached cards)."""
+        return self.cards.summaries(paths, self.tree, self.doc)
 
     # -- names ------------------------------------------------------------------------------
     @cached_property

@@ -314,7 +314,8 @@ def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[s
     regenerates the indexes several times, and only the few staged files change between."""
     if comp.live_index is None:
         pages = {p: c["line"] for p in comp.view.page_paths if (c := comp.view.page_card(p)) is not None}
-        summaries = {p: (c["started"], c["line"]) for p in comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/") if (c := comp.view.summary_card(p)) is not None}
+        cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"))
+        summaries = {p: (c["started"], c["line"]) for p, c in cards.items()}
         comp.live_index = (pages, summaries)
     live_pages, live_summaries = comp.live_index
     written = comp.staged.written

@@ -55,11 +55,8 @@ def _indexes(view: BrainView) -> list[_Index]:
                 page_lines[name] = card["line"]
         # The view's documents (not symlinks) under the folder: no walk over every file of the tree.
         summaries = {f.rsplit("/", 1)[1][:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/") if layout.is_summary_path(f)}
-        summary_lines = {}
-        for name, p in summaries.items():
-            card = view.summary_card(p)
-            if card is not None:
-                summary_lines[name] = card["line"]
+        cards = view.summary_cards(summaries.values())
+        summary_lines = {name: cards[p]["line"] for name, p in summaries.items() if p in cards}
         out = []
         for path, what, docs, lines in (
             (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),
