@@ -146,23 +146,53 @@ def worktree_keys(root: Path) -> dict[str, str]:
     git reports changed, unmerged, assume-unchanged or skip-worktree entries, symlinks,
     submodules, and everything when git fails or content filters may rewrite bytes.
     """
-    root = Path(root)
-    if not (root / ".git").exists() or (root / ".gitattributes").exists():
-        return {}
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-    commands = [
-        ["git", "config", "--get", "core.autocrlf"],
-        ["git", "ls-files", "-s", "-v", "-z", "--full-name"],
-        ["git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"],
-    ]
-    try:  # the three run side by side: git's stat of every file is the long one
-        procs = [subprocess.Popen(c, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
-        outs = [p.communicate()[0] for p in procs]
-    except OSError:
-        return {}
-    if procs[1].returncode or procs[2].returncode:
-        return {}
-    autocrlf, listed, status = outs[0].strip(), outs[1], outs[2]
+    return WorktreeScan(root).keys()
+
+
+class WorktreeScan:
+    """worktree_keys() in two steps: the git commands start here and are read by keys(), so a
+    caller can do other work meanwhile (`dream run` imports its modules: git's stat of every file
+    of a large Brain takes about as long)."""
+
+    _COMMANDS = (
+        ("git", "config", "--get", "core.autocrlf"),
+        ("git", "ls-files", "-s", "-v", "-z", "--full-name"),
+        ("git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"),
+    )
+
+    def __init__(self, root: Path) -> None:
+        root = Path(root)
+        self._procs: list[subprocess.Popen] = []
+        if not (root / ".git").exists() or (root / ".gitattributes").exists():
+            return
+        env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+        try:  # the three run side by side: git's stat of every file is the long one
+            for command in self._COMMANDS:
+                self._procs.append(subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        except OSError:
+            self.close()
+
+    def keys(self) -> dict[str, str]:
+        procs, self._procs = self._procs, []
+        if len(procs) != len(self._COMMANDS):
+            return {}
+        try:
+            outs = [p.communicate()[0] for p in procs]
+        except OSError:
+            return {}
+        if procs[1].returncode or procs[2].returncode:
+            return {}
+        return _parse_keys(outs[0].strip(), outs[1], outs[2])
+
+    def close(self) -> None:
+        """Stop commands whose output will not be read (a run that ended before it listed files)."""
+        for proc in self._procs:
+            proc.kill()
+            proc.communicate()
+        self._procs = []
+
+
+def _parse_keys(autocrlf: bytes, listed: bytes, status: bytes) -> dict[str, str]:
     if autocrlf not in (b"", b"false"):
         return {}
     changed = {e[3:].decode("utf-8", "surrogateescape") for e in status.split(b"\0") if len(e) > 3 and (e[1:2] != b" " or e[:1] == b"U")}

@@ -80,12 +80,23 @@ def _guard(fn):
 @_guard
 def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     """Compile new and grown sessions into the Brain as one git commit."""
+    from brain.repo import WorktreeScan
+
+    root = _brain_root(brain)
+    scan = WorktreeScan(root)  # git stats every file while the modules below are imported
+    try:
+        _run(root, scan, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose)
+    finally:
+        scan.close()
+
+
+def _run(root, scan, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     from dream.backends import get_backend
     from dream.run import run
     from dream.settings import load_settings
 
     settings = load_settings(
-        _brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
+        root, backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
         model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
     )
     if settings.backend != "offline" and settings.backend_reason.startswith("default"):
@@ -94,7 +105,7 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     backend = get_backend(settings.backend, settings.llm)
     if settings.max_cost is not None and backend.usage().cost_usd is None:
         raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
-    report = run(settings, backend)
+    report = run(settings, backend, scan)
     if verbose and report.timings is not None and report.status != "nothing-to-do":
         click.echo(f"dream: {report.timings.line()}", err=True)  # stderr: stdout stays the report
     if as_json:

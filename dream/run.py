@@ -14,7 +14,7 @@ from pathlib import Path
 from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
-from brain.repo import BrainRepo, blob_id, worktree_keys
+from brain.repo import BrainRepo, WorktreeScan, blob_id
 from brain.page import Page
 from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached
@@ -44,15 +44,18 @@ def _read(tree: DirTree, rel: str) -> str | None:
     return tree.read_text(rel) if tree.exists(rel) else None
 
 
-def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
-    """Compile what is new into one commit. Raises BrainError only for what stops the whole run."""
+def run(settings: DreamSettings, backend: ModelBackend, scan: WorktreeScan | None = None) -> RunReport:
+    """Compile what is new into one commit. Raises BrainError only for what stops the whole run.
+
+    `scan`: git's look at the working tree, started by the caller before this module was imported
+    (`dream run` does); it is used unless a killed run's files had to be finished first."""
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
     clock = PhaseClock()
     clock.mark("orient")
     with run_lock(root) as stale, _gc_paused():
-        report = _run_locked(settings, backend, clock)
+        report = _run_locked(settings, backend, clock, scan)
         if stale:
             report.problems.insert(0, stale)
     clock.mark(None)
@@ -75,12 +78,15 @@ def _gc_paused():
             gc.enable()
 
 
-def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock) -> RunReport:
+def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock, scan: WorktreeScan | None) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
     recovered = recover(root)  # finish (or discard) what a killed run left
+    if recovered is not None and scan is not None:
+        scan.close()  # it may have looked at the files before the killed run's were finished
+        scan = None
     # Files git vouches are unchanged carry their blob id: caches then need not read them.
-    live = DirTree(root, keys=worktree_keys(root))
+    live = DirTree(root, keys=(scan or WorktreeScan(root)).keys())
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE))
