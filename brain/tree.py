@@ -23,6 +23,7 @@ class Tree(Protocol):
     def read_bytes(self, rel: str) -> bytes: ...
     def exists(self, rel: str) -> bool: ...
     def is_symlink(self, rel: str) -> bool: ...
+    def symlinks(self) -> list[str]: ...
     def symlink_target(self, rel: str) -> str | None: ...
     def key(self, rel: str) -> str | None: ...
 
@@ -52,6 +53,11 @@ class DirTree:
     def key(self, rel: str) -> str | None:
         """The git blob id of the file's bytes when known without reading it, else None."""
         return self.keys.get(rel)
+
+    def symlinks(self) -> list[str]:
+        """The listed files that are symlinks (sorted): what `files()` holds that `is_symlink` is true of."""
+        self.files()
+        return sorted(self._links)
 
     # Plain string paths, not pathlib or os.path.join: a run calls these ~100,000 times on a
     # large Brain and path construction dominated them.
@@ -104,6 +110,9 @@ class MemTree:
     def is_symlink(self, rel: str) -> bool:
         return False
 
+    def symlinks(self) -> list[str]:
+        return []
+
     def symlink_target(self, rel: str) -> str | None:
         return None
 
@@ -146,6 +155,11 @@ class OverlayTree:
 
     def is_symlink(self, rel: str) -> bool:
         return self._pick(rel).is_symlink(rel)
+
+    def symlinks(self) -> list[str]:
+        upper = self.upper
+        below = (rel for rel in self.base.symlinks() if not upper.exists(rel))  # an upper file hides the base's
+        return sorted(rel for rel in {*below, *upper.symlinks()} if rel not in self.deleted)
 
     def symlink_target(self, rel: str) -> str | None:
         return self._pick(rel).symlink_target(rel)

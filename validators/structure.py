@@ -97,9 +97,15 @@ def bad_session_id(view: BrainView) -> Iterator[Item]:
 
 @check("S005", "error", "paths that differ only in case or Unicode normalisation")
 def case_collision(view: BrainView) -> Iterator[Item]:
+    files = view.tree.files()
+    # Folded in one call over the whole listing (NUL is a starter and folds to itself, so the
+    # pieces are the paths' own foldings): a large Brain has 100,000 paths and nearly never a clash.
+    folded = unicodedata.normalize("NFC", "\0".join(files)).casefold().split("\0")
+    if len(set(folded)) == len(files):
+        return
     groups: dict[str, list[str]] = defaultdict(list)
-    for rel in view.tree.files():
-        groups[unicodedata.normalize("NFC", rel).casefold()].append(rel)
+    for rel, key in zip(files, folded):
+        groups[key].append(rel)
     for paths in groups.values():
         if len(paths) > 1:
             for rel in paths:
@@ -125,9 +131,7 @@ def _symlinks(view: BrainView) -> list[tuple[str, str | None, bool]]:
     def build() -> list[tuple[str, str | None, bool]]:
         roots = _roots(view)
         out = []
-        for rel in view.tree.files():
-            if not view.tree.is_symlink(rel):
-                continue
+        for rel in view.tree.symlinks():
             target = view.tree.symlink_target(rel)
             inside = target is not None and any(Path(target) == r or r in Path(target).parents for r in roots)
             out.append((rel, target, inside))

@@ -227,10 +227,15 @@ def test_documents_of_a_staged_tree_are_those_a_full_listing_finds(tmp_path: Pat
         assert tree.files() == sorted((set(base.files()) | set(staged)) - deleted)
         assert doc_paths_of(tree) == naive
         assert BrainView(tree).paths_under("knowledge/") == [p for p in naive if p.startswith("knowledge/")]
+        assert tree.symlinks() == [rel for rel in tree.files() if tree.is_symlink(rel)]
     upper = tmp_path / "upper"
     (upper / "knowledge/people").mkdir(parents=True)
     (upper / "knowledge/people/ada.md").symlink_to(live / "guide.md")  # a linked file hides the live page
-    assert "knowledge/people/ada.md" not in doc_paths_of(OverlayTree(base, DirTree(upper)))
+    (upper / "knowledge/people/cleo.md").write_text("a file where the live tree has a link\n", encoding="utf-8")
+    over = OverlayTree(base, DirTree(upper))
+    assert "knowledge/people/ada.md" not in doc_paths_of(over)
+    assert base.symlinks() == ["knowledge/people/cleo.md", "notes/ada/link.md"]
+    assert over.symlinks() == [rel for rel in over.files() if over.is_symlink(rel)] == ["knowledge/people/ada.md", "notes/ada/link.md"]
 
 
 def test_the_one_pass_document_listing_is_the_per_path_one():
