@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import re
 from collections import defaultdict
 from functools import cached_property
 from typing import TYPE_CHECKING, Iterable
@@ -117,23 +116,31 @@ def doc_paths_of(tree: Tree) -> list[str]:
             if hidden:
                 found = [rel for rel in found if rel not in hidden]
         else:
-            is_symlink = tree.is_symlink
-            found = [rel for rel in _documents(tree.files()) if not is_symlink(rel)]
+            found = _documents(tree.files())
+            if links := set(tree.symlinks()):
+                found = [rel for rel in found if rel not in links]
         _DOC_PATHS[tree] = found
     return found
 
 
-#: What `_kind` could call a document, found in one pass over the whole listing (NUL-separated,
-#: so no path can fake a boundary); a page needs `_kind`'s test, notes and summaries need no more.
-_MAYBE_DOC_RE = re.compile(
-    "(?<![^\\0])(?:" + re.escape(_NOTE_ROOT) + "[^/\\0]*/[^/\\0]*|" + re.escape(layout.SESSIONS_SUMMARIES)
-    + "/[^/\\0]*|" + re.escape(_PAGE_ROOT) + "[^\\0]*)\\.md(?![^\\0])"
-)
-
-
 def _documents(files: list[str]) -> list[str]:
-    """`[rel for rel in files if _kind(rel)]`, in order: a run lists 100,000 files on a large Brain."""
-    return [rel for rel in _MAYBE_DOC_RE.findall("\0".join(files)) if not rel.startswith(_PAGE_ROOT) or _kind(rel)]
+    """`[rel for rel in files if _kind(rel)]` of a sorted listing (100,000 files on a large Brain):
+    each kind lives under its own top folder, a range of the listing found by bisection; a note or
+    summary is any `<folder>/<name>/<file>.md` there, a page is asked `_kind`."""
+    out: list[str] = []
+    for prefix in sorted((_PAGE_ROOT, _NOTE_ROOT, layout.SESSIONS_SUMMARIES + "/")):
+        chunk = files[bisect.bisect_left(files, prefix) : bisect.bisect_left(files, _after(prefix))]
+        if prefix == _PAGE_ROOT:
+            out += [rel for rel in chunk if _kind(rel)]
+        else:
+            depth = prefix.count("/") + (prefix == _NOTE_ROOT)
+            out += [rel for rel in chunk if rel.endswith(".md") and rel.count("/") == depth]
+    return out
+
+
+def _after(prefix: str) -> str:
+    """The first string past every one that starts with `prefix` ("notes0" for "notes/")."""
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 def remember_built(rel: str, frontmatter: Frontmatter, body: str) -> str:
@@ -207,9 +214,7 @@ class BrainView:
         if not prefix:
             return list(self._doc_paths)
         paths = self._doc_paths
-        # Every path that starts with the prefix sorts at or after it and before the prefix with
-        # its last character bumped ("sessions/summaries0" for "sessions/summaries/").
-        return paths[bisect.bisect_left(paths, prefix) : bisect.bisect_left(paths, prefix[:-1] + chr(ord(prefix[-1]) + 1))]
+        return paths[bisect.bisect_left(paths, prefix) : bisect.bisect_left(paths, _after(prefix))]
 
     def docs_under(self, prefix: str) -> dict[str, Page]:
         """Parsed documents whose path starts with `prefix` (parses only those)."""

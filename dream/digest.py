@@ -195,7 +195,7 @@ def _section_of(view: TopicView, note: Note, section_of: Section_of, create: boo
 def topic_key(entries: Iterable[tuple[str, str]]) -> str:
     """The key of a topic's notes: a digest of each (path, git blob id), in path order."""
     h = hashlib.blake2b(digest_size=16)
-    h.update("\n".join(f"{path} {blob}" for path, blob in sorted(entries)).encode("utf-8"))
+    h.update("\n".join([path + " " + blob for path, blob in sorted(entries)]).encode("utf-8"))  # 36,000 notes: no f-string each
     return h.hexdigest()
 
 
