@@ -228,6 +228,17 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
 
 
+def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: Path) -> None:
+    root, base = _brain(tmp_path)
+    (root / "guide.md").write_text("guide, staged by the owner\n", encoding="utf-8")
+    (root / "notes/bob/new.md").write_text("a new note, staged\n", encoding="utf-8")
+    git(root, "add", "guide.md", "notes/bob/new.md")
+    result = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m\n", "r1", base, root / ".dream/runs/r1")
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES, base)
+    assert git(root, "diff", "--cached", "--name-status") == "M\tguide.md\nA\tnotes/bob/new.md\n"
+    assert git(root, "show", ":guide.md") == "guide, staged by the owner\n"
+
+
 def _in_index(root: Path, index: Path, *args: str) -> str:
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
