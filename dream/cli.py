@@ -172,9 +172,15 @@ def entry() -> None:
     by object before exiting: ~3 s of a nightly run spent on nothing. By the time `main` returns,
     the run has closed its files, released its lock and waited for its helpers, so output is
     flushed and the process exits at once with main's status.
+
+    The cyclic garbage collector is off for the whole process, not only during a run (which pauses
+    it, dream.run): turning it back on after a run made the next allocation collect every object
+    the run left alive, 0.08 s of a nightly run on the 10k Brain, for a heap the exit drops anyway.
     """
+    import gc
     import os
 
+    gc.disable()
     try:
         main()
         code: object = 0
