@@ -147,7 +147,7 @@ class DocCards:
 
     def summaries(self, paths: Iterable[str], tree: Tree, parse: Parse) -> dict[str, dict]:
         """summary() of many paths (those that parse): one loop over the cached cards, for the
-        20,000 summaries a large Brain's sessions/index.md lists; a miss goes through summary()."""
+        10,000 summaries the 10k Brain's sessions/index.md lists; a miss goes through summary()."""
         out: dict[str, dict] = {}
         key_of, shards = tree.key, self._shards
         for path in paths:
