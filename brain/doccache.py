@@ -75,9 +75,9 @@ class DocCards:
         key = tree.key(path) or blob_id(tree.read_bytes(path))
         entries = self._entries(path)
         name = f"{path}#{slot}" if slot else path
-        hit = entries.get(name)
-        if type(hit) is list and len(hit) == 2 and hit[0] == key and type(hit[1]) is dict:
-            return hit[1]
+        hit = _hit(entries.get(name), key)
+        if hit is not None:
+            return hit
         card = build()
         if card is not None:
             entries[name] = [key, card]
@@ -143,7 +143,7 @@ class DocCards:
                 return None
             return {"started": str(page.frontmatter.extras().get("started") or ""), "line": session_index_line(page)}
 
-        return self.checked(path, tree, build, lambda c: isinstance(c.get("started"), str) and isinstance(c.get("line"), str))
+        return self.checked(path, tree, build, _summary_ok)
 
     def summaries(self, paths: Iterable[str], tree: Tree, parse: Parse) -> dict[str, dict]:
         """summary() of many paths (those that parse): one loop over the cached cards, for the
@@ -153,11 +153,10 @@ class DocCards:
         for path in paths:
             key = key_of(path)
             entries = shards.get(shard_of(path))
-            hit = entries.get(path) if entries is not None else None
-            if (key is not None and type(hit) is list and len(hit) == 2 and hit[0] == key and type(card := hit[1]) is dict
-                    and type(card.get("started")) is str and type(card.get("line")) is str):
-                out[path] = card
-            elif (card := self.summary(path, tree, parse)) is not None:
+            card = _hit(entries.get(path), key) if key is not None and entries is not None else None
+            if card is None or not _summary_ok(card):
+                card = self.summary(path, tree, parse)  # also reads a file git did not vouch for
+            if card is not None:
                 out[path] = card
         return out
 
@@ -222,6 +221,17 @@ class DocCards:
 #: Shards per topic's notes and per sessions folder: a file is then written again only with the
 #: cards of its bucket, not with all of a folder's (a topic may hold 40,000 notes).
 BUCKETS = 64
+
+
+def _hit(entry: object, key: str) -> dict | None:
+    """The card of a cached entry `[blob id, card]` when the blob id is `key`."""
+    if type(entry) is list and len(entry) == 2 and entry[0] == key and type(entry[1]) is dict:
+        return entry[1]
+    return None
+
+
+def _summary_ok(card: dict) -> bool:
+    return isinstance(card.get("started"), str) and isinstance(card.get("line"), str)
 
 
 def shard_of(path: str) -> str:

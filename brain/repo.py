@@ -7,7 +7,6 @@ not pay the library's import (30 ms) and Repo objects for the few commands it ne
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -60,17 +59,12 @@ class BrainRepo:
         if not self.is_repo():
             raise BrainError(f"{self.root} is not a git repository", "run `brain init` first")
 
-    def git(self, *args: str, env: dict[str, str] | None = None, istream: Path | None = None) -> str:
-        """Run `git <args>` in the Brain (stdin from `istream`); raises BrainError with git's message.
+    def git(self, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> str:
+        """Run `git <args>` in the Brain (`stdin`: what it reads); raises BrainError with git's message.
 
         A plain subprocess, not GitPython's execute: a run calls git a few times, and the library's
         import and Repo object cost more than the commands (70 ms of a nightly run)."""
-        self._require_repo()
-        try:
-            with open(istream, "rb") if istream is not None else contextlib.nullcontext(subprocess.DEVNULL) as fh:
-                proc = subprocess.run(["git", *args], cwd=self.root, env=_identity(env), stdin=fh, capture_output=True)
-        except OSError as exc:
-            raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
+        proc = self._run(args, env=_identity(env), stdin=stdin)
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "surrogateescape").strip()
             raise BrainError(f"git {' '.join(args[:2])} failed: {err or f'exit {proc.returncode}'}")
@@ -105,12 +99,18 @@ class BrainRepo:
 
     def _bytes(self, *args: str) -> bytes | None:
         """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
+        proc = self._run(args)
+        return proc.stdout if proc.returncode == 0 else None
+
+    def _run(self, args: tuple[str, ...], env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+        """`git <args>` in the Brain, its output captured; BrainError when this is no repository or git is missing."""
         self._require_repo()
         try:
-            proc = subprocess.run(["git", *args], cwd=self.root, stdin=subprocess.DEVNULL, capture_output=True)
+            if stdin is None:
+                return subprocess.run(["git", *args], cwd=self.root, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            return subprocess.run(["git", *args], cwd=self.root, env=env, input=stdin, capture_output=True)
         except OSError as exc:
-            raise BrainError(f"git {args[0]} failed: {exc}", "install git") from exc
-        return proc.stdout if proc.returncode == 0 else None
+            raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
 
     def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
         """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""

@@ -85,27 +85,23 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     root = _brain_root(brain)
     scan = WorktreeScan(root)  # git stats every file while the modules below are imported
     try:
-        _run(root, scan, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose)
+        from dream.backends import get_backend
+        from dream.run import run
+        from dream.settings import load_settings
+
+        settings = load_settings(
+            root, backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
+            model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
+        )
+        if settings.backend != "offline" and settings.backend_reason.startswith("default"):
+            # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
+            click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
+        backend = get_backend(settings.backend, settings.llm)
+        if settings.max_cost is not None and backend.usage().cost_usd is None:
+            raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
+        report = run(settings, backend, scan)
     finally:
-        scan.close()
-
-
-def _run(root, scan, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
-    from dream.backends import get_backend
-    from dream.run import run
-    from dream.settings import load_settings
-
-    settings = load_settings(
-        root, backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
-        model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
-    )
-    if settings.backend != "offline" and settings.backend_reason.startswith("default"):
-        # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
-        click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
-    backend = get_backend(settings.backend, settings.llm)
-    if settings.max_cost is not None and backend.usage().cost_usd is None:
-        raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
-    report = run(settings, backend, scan)
+        scan.close()  # its git commands, when the run stopped before reading them
     if verbose and report.timings is not None and report.status != "nothing-to-do":
         click.echo(f"dream: {report.timings.line()}", err=True)  # stderr: stdout stays the report
     if as_json:

@@ -225,13 +225,14 @@ def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> st
     if catch_up is None:
         git("read-tree", *([base] if base else ["--empty"]))
         catch_up = b""
-    info = catch_up + b"".join(b"100644 %s\t%s\0" % (blob.encode("ascii"), rel.encode("utf-8")) for rel, blob in sorted(blobs.items()))
-    with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
-        spec = Path(tmp) / "index-info"
-        spec.write_bytes(info)
-        # --replace: a file where a folder was, or a folder where a file was, as `git add` does it
-        git("update-index", "-z", "--replace", "--index-info", istream=spec)
+    # --replace: a file where a folder was, or a folder where a file was, as `git add` does it
+    git("update-index", "-z", "--replace", "--index-info", stdin=catch_up + _file_entries(blobs))
     return git("write-tree").strip()
+
+
+def _file_entries(blobs: dict[str, str]) -> bytes:
+    """`update-index -z --index-info` lines setting each path to its blob as a regular file."""
+    return b"".join(b"100644 %s\t%s\0" % (blob.encode("ascii"), rel.encode("utf-8")) for rel, blob in sorted(blobs.items()))
 
 
 #: Past this many files committed since Dream's index was written, it is read afresh from the commit.
@@ -315,11 +316,8 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         clear_stale_index_lock(root)
         # The entries git would take from the new commit (its blobs are these bytes); like
         # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
-        info = b"".join(b"100644 %s\t%s\0" % (blob_id(targets[rel].encode("utf-8")).encode(), rel.encode("utf-8")) for rel in done)
-        with tempfile.TemporaryDirectory(prefix="dream-sync-") as tmp:
-            spec = Path(tmp) / "index-info"
-            spec.write_bytes(info)
-            _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", istream=spec))
+        info = _file_entries({rel: blob_id(targets[rel].encode("utf-8")) for rel in done})
+        _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", stdin=info))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
