@@ -97,6 +97,11 @@ class BrainRepo:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
         return self._bytes("cat-file", "blob", blob)
 
+    def folder_trees(self, rev: str) -> dict[str, str]:
+        """Topic folder (`notes/<topic>`) → its tree id at `rev` (empty when git cannot say)."""
+        listed = self._bytes("ls-tree", "-z", rev, "--", _TOPICS)
+        return _folder_trees(listed, frozenset()) if listed is not None else {}
+
     def _bytes(self, *args: str) -> bytes | None:
         """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
         proc = self._run(args)
@@ -135,7 +140,9 @@ class BrainRepo:
 
 def blob_id(data: bytes) -> str:
     """The id git gives these bytes as a blob (`git hash-object`), without running git."""
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    h = hashlib.sha1(b"blob %d\0" % len(data))
+    h.update(data)  # not concatenated: state.json is megabytes
+    return h.hexdigest()
 
 
 def worktree_keys(root: Path) -> dict[str, str]:
@@ -158,15 +165,20 @@ class WorktreeScan:
         ("git", "config", "--get", "core.autocrlf"),
         ("git", "ls-files", "-s", "-v", "-z", "--full-name"),
         ("git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"),
+        # The tree id at HEAD of each topic's folder (its content in one id): a folder nothing in
+        # which is changed, staged or untracked holds exactly that tree (DirTree.folder_tree).
+        ("git", "ls-tree", "-z", "HEAD", "--", "notes/"),  # _TOPICS
     )
 
     def __init__(self, root: Path) -> None:
         root = Path(root)
         self._procs: list[subprocess.Popen] = []
+        self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
+        self.changed: frozenset[str] = frozenset()  # paths git status names (staged or not)
         if not (root / ".git").exists() or (root / ".gitattributes").exists():
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
-        try:  # the three run side by side: git's stat of every file is the long one
+        try:  # they run side by side: git's stat of every file is the long one
             for command in self._COMMANDS:
                 self._procs.append(subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
         except OSError:
@@ -182,7 +194,10 @@ class WorktreeScan:
             return {}
         if procs[1].returncode or procs[2].returncode:
             return {}
-        return _parse_keys(outs[0].strip(), outs[1], outs[2])
+        keys, self.changed = _parse_keys(outs[0].strip(), outs[1], outs[2])
+        if keys and not procs[3].returncode:  # no HEAD yet: no folder trees
+            self.folders = _folder_trees(outs[3], self.changed)
+        return keys
 
     def close(self) -> None:
         """Stop commands whose output will not be read (a run that ended before it listed files)."""
@@ -192,10 +207,14 @@ class WorktreeScan:
         self._procs = []
 
 
-def _parse_keys(autocrlf: bytes, listed: bytes, status: bytes) -> dict[str, str]:
+def _parse_keys(autocrlf: bytes, listed: bytes, status: bytes) -> tuple[dict[str, str], frozenset[str]]:
+    """(path → blob id of the files git vouches for, every path status names)."""
     if autocrlf not in (b"", b"false"):
-        return {}
-    changed = {e[3:].decode("utf-8", "surrogateescape") for e in status.split(b"\0") if len(e) > 3 and (e[1:2] != b" " or e[:1] == b"U")}
+        return {}, frozenset()
+    entries = [e for e in status.split(b"\0") if len(e) > 3]
+    named = frozenset(e[3:].decode("utf-8", "surrogateescape") for e in entries)
+    # Staged-only changes keep their key: the index's blob is the file's bytes.
+    changed = {e[3:].decode("utf-8", "surrogateescape") for e in entries if e[1:2] != b" " or e[:1] == b"U"}
     keys: dict[str, str] = {}
     for entry in listed.split(b"\0"):
         # "H 100644 <blob> 0\t<path>": tag H (cached, no flags), regular file, stage 0.
@@ -207,7 +226,24 @@ def _parse_keys(autocrlf: bytes, listed: bytes, status: bytes) -> dict[str, str]
         path = rel.decode("utf-8", "surrogateescape")
         if path not in changed:
             keys[path] = head[9:49].decode("ascii")
-    return keys
+    return keys, named
+
+
+_TOPICS = "notes/"  # brain.layout.NOTES: the folders a run keeps a digest of (dream.compile)
+
+
+def _folder_trees(listed: bytes, changed: frozenset[str]) -> dict[str, str]:
+    """folder → tree id from `git ls-tree -z` lines ("040000 tree <id>\t<path>"), without the
+    folders holding a path git status names (the caller still checks for untracked files)."""
+    dirty = {path[: path.index("/", path.index("/") + 1)] for path in changed if path.count("/") >= 2}
+    out = {}
+    for entry in listed.split(b"\0"):
+        head, _, rel = entry.partition(b"\t")
+        if head[:12] == b"040000 tree " and len(head) == 52:
+            path = rel.decode("utf-8", "surrogateescape")
+            if path not in dirty:
+                out[path] = head[12:].decode("ascii")
+    return out
 
 
 _CONFIGURED: dict[str, bool] = {}

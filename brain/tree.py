@@ -35,13 +35,14 @@ class DirTree:
     to be unchanged), so caches can look a file up without reading it (`key`).
     """
 
-    def __init__(self, root: Path, keys: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, keys: dict[str, str] | None = None, folders: dict[str, str] | None = None) -> None:
         self.root = Path(root)
         self._root = os.fspath(self.root) + "/"
         self._files: list[str] | None = None
         self._listed: frozenset[str] = frozenset()
         self._links: frozenset[str] = frozenset()
         self.keys = keys or {}
+        self.folders = folders or {}  # folder → git tree id at HEAD, nothing under it changed (WorktreeScan)
 
     def files(self) -> list[str]:
         if self._files is None:
@@ -53,6 +54,14 @@ class DirTree:
     def key(self, rel: str) -> str | None:
         """The git blob id of the file's bytes when known without reading it, else None."""
         return self.keys.get(rel)
+
+    def folder_tree(self, folder: str, paths: list[str]) -> str | None:
+        """The git tree id of `folder` at HEAD when the folder holds just that (`paths`: the files
+        listed under it, each of which git must vouch for: none untracked), else None."""
+        tree = self.folders.get(folder)
+        if tree is None or not all(map(self.keys.__contains__, paths)):
+            return None
+        return tree
 
     def symlinks(self) -> list[str]:
         """The listed files that are symlinks (sorted): what `files()` holds that `is_symlink` is true of."""

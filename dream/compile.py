@@ -125,6 +125,19 @@ def statement_key(statement: str) -> str:
     return content_key(statement)
 
 
+#: A digest key that is a git tree id (the topic's folder as committed), not a digest of its notes.
+_TREE_KEY = "tree:"
+
+
+@dataclass(frozen=True)
+class Landed:
+    """What sync committed, for keying digests by folder (Compilation.save_digests)."""
+
+    writes: dict[str, str]  # path → text committed
+    base_folders: dict[str, str]  # topic folder → tree id in the commit the run started from
+    folders: dict[str, str]  # topic folder → tree id in the new commit
+
+
 @dataclass
 class TopicNotes:
     """A topic's notes with the indexes attach needs (equal statements, slots), kept in step.
@@ -147,6 +160,7 @@ class TopicNotes:
     section_of: Section_of | None = None  # backend.page_section
     put_paths: set[str] = field(default_factory=set)  # notes this run changed
     blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path → (blob id, text) rendered for it (stage_notes)
+    tree: str | None = None  # the folder's git tree id at HEAD, when the live folder is just that
 
     def note(self, path: str) -> Note | None:
         found = self.notes.get(path)
@@ -253,7 +267,10 @@ class Compilation:
         found = self.topics.get(topic)
         if found is None:
             paths = self.view.paths_under(f"{layout.NOTES}/{topic}/")
-            found = self.topics[topic] = self._from_digest(topic, paths) or TopicNotes()
+            folder_tree = getattr(self.view.tree, "folder_tree", None)
+            tree = folder_tree(f"{layout.NOTES}/{topic}", paths) if folder_tree is not None and paths else None
+            found = self.topics[topic] = self._from_digest(topic, paths, tree) or TopicNotes()
+            found.tree = tree
             found.section_of = self.backend.page_section
             found.stems = {p.rsplit("/", 1)[1][:-3] for p in paths}
             if found.complete:
@@ -288,11 +305,18 @@ class Compilation:
         key_of, read = tree.key, tree.read_bytes
         return [(p, key_of(p) or blob_id(read(p))) for p in paths]
 
-    def _from_digest(self, topic: str, paths: list[str]) -> TopicNotes | None:
-        """The topic as its digest has it, when the digest is of exactly these notes (else None)."""
+    def _from_digest(self, topic: str, paths: list[str], tree: str | None) -> TopicNotes | None:
+        """The topic as its digest has it, when the digest is of exactly these notes (else None).
+
+        A digest is keyed by the folder's git tree id when its notes are a commit's (`tree`: the
+        live folder is HEAD's; no note is looked at), else by a digest of each note's blob id."""
         data = self.cache.topic_digest(topic)
-        if data is None or not paths or data.get("key") != topic_key(self._tree_keys(paths)):
+        if data is None or not paths:
             return None
+        key = data.get("key")
+        if tree is None or key != _TREE_KEY + tree:
+            if not isinstance(key, str) or key.startswith(_TREE_KEY) or key != topic_key(self._tree_keys(paths)):
+                return None
         try:
             raw = data["by_key"]
             key_paths = {k: [v] if isinstance(v, str) else list(v) for k, v in raw.items()}
@@ -331,14 +355,20 @@ class Compilation:
             found.view = build_view(found.notes.values(), self.backend.page_section, name, page_type)
         return found, found.view
 
-    def save_digests(self) -> None:
+    def save_digests(self, landed: Landed | None = None) -> None:
         """Keep the digest of each topic whose page this run compiled, for the notes as they land.
 
         A note this run changed counts with the blob id of the text staged for it; where that is not
         what the staged tree holds now (a conflict kept the owner's text, the gate dropped it), the
-        topic gets no digest and the next run reads it in full."""
+        topic gets no digest and the next run reads it in full. `landed`: the commit sync made; a
+        topic whose folder in it is exactly the digest's notes is keyed by that folder's tree id
+        (the next run then knows it unchanged without looking at its notes)."""
         for topic, found in self.topics.items():
             if found.view is None or found.stale:
+                continue
+            tree = self._landed_tree(topic, found, landed) if landed is not None else None
+            if tree is not None:
+                self._keep_digest(topic, found, _TREE_KEY + tree)
                 continue
             entries = dict(self._tree_keys(self.view.paths_under(f"{layout.NOTES}/{topic}/")))
             ok = True
@@ -355,17 +385,41 @@ class Compilation:
             if not ok:
                 self.cache.drop_digest(topic)
                 continue
-            if found.complete:
-                key_paths: dict[str, list[str]] = {}
-                for path in sorted(found.notes):
-                    note = found.notes[path]
-                    if note.current:
-                        key_paths.setdefault(statement_key(note.statement), []).append(path)
-            else:
-                key_paths = found.key_paths or {}
-            by_key = {k: v[0] if len(v) == 1 else v for k, v in sorted(key_paths.items()) if v}
-            cards = {p: _note_card(found.note(p)) for p in sorted(found.view.members())}
-            self.cache.keep_digest(topic, dump(topic_key(entries.items()), by_key, found.by_slot, found.view, cards))
+            self._keep_digest(topic, found, topic_key(entries.items()))
+
+    def _landed_tree(self, topic: str, found: TopicNotes, landed: Landed) -> str | None:
+        """The tree id of the topic's folder in the new commit, when that folder holds exactly the
+        notes the digest describes: the live folder was the base commit's, and each note this run
+        changed landed as the text its digest counts (or was already that text), nothing else."""
+        folder = f"{layout.NOTES}/{topic}"
+        if found.tree is None or landed.base_folders.get(folder) != found.tree:
+            return None
+        prefix = folder + "/"
+        written = [p for p in landed.writes if p.startswith(prefix)]
+        if not found.put_paths.issuperset(written):
+            return None
+        for path in found.put_paths:
+            blob = found.blobs.get(path, (None, None))[0]
+            if blob is None:
+                return None
+            text = landed.writes.get(path)
+            if (blob_id(text.encode("utf-8")) if text is not None else self.view.tree.key(path)) != blob:
+                return None
+        return landed.folders.get(folder)
+
+    def _keep_digest(self, topic: str, found: TopicNotes, key: str) -> None:
+        assert found.view is not None
+        if found.complete:
+            key_paths: dict[str, list[str]] = {}
+            for path in sorted(found.notes):
+                note = found.notes[path]
+                if note.current:
+                    key_paths.setdefault(statement_key(note.statement), []).append(path)
+        else:
+            key_paths = found.key_paths or {}
+        by_key = {k: v[0] if len(v) == 1 else v for k, v in sorted(key_paths.items()) if v}
+        cards = {p: _note_card(found.note(p)) for p in sorted(found.view.members())}
+        self.cache.keep_digest(topic, dump(key, by_key, found.by_slot, found.view, cards))
 
     def _note_or_rebuild(self, path: str, card: dict) -> tuple[Note | None, str]:
         """A card's note and statement key; a corrupt card is built again from the note's file."""

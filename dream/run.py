@@ -20,7 +20,7 @@ from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached
 from dream.ahead import prepare, prepare_ahead
 from dream.backends.base import BackendError, ModelBackend
-from dream.compile import Compilation, DocCache, UnitFailure, cache_version
+from dream.compile import Compilation, DocCache, Landed, UnitFailure, cache_version
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
@@ -86,7 +86,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         scan.close()  # it may have looked at the files before the killed run's were finished
         scan = None
     # Files git vouches are unchanged carry their blob id: caches then need not read them.
-    live = DirTree(root, keys=(scan or WorktreeScan(root)).keys())
+    scan = scan or WorktreeScan(root)
+    live = DirTree(root, keys=scan.keys(), folders=scan.folders)
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE))
@@ -214,9 +215,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     staged.flush()
     clock.mark("sync")
 
-    if not settings.dry_run:
-        comp.save_digests()
-        comp.cache.save(background=True)  # written while sync runs; a dry run leaves only its run folder
+    landed = None
     try:
         if settings.dry_run:
             report.status = "dry-run"
@@ -231,8 +230,13 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                                 staged=(staged.root, written))
             report.commit = result.commit
             report.conflicts += result.conflicts
+            if result.commit and head and not result.rebased:
+                landed = Landed(writes=sync.writes, base_folders=repo.folder_trees(head), folders=repo.folder_trees(result.commit))
     finally:
-        comp.cache.wait()  # the next run (after the lock) finds every card this one learned
+        if not settings.dry_run:  # a dry run leaves only its run folder
+            comp.save_digests(landed)
+            comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
+            comp.cache.wait()  # the next run (after the lock) finds every card this one learned
     return _finish(root, run_id, report)
 
 

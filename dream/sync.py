@@ -83,7 +83,16 @@ class Journal(BaseModel):
     ref: str
     old: str | None
     new: str
-    files: dict[str, str | None]  # path → text before the run (None: the file did not exist)
+    # path → git blob id of the file before the run (None: it did not exist). Ids, not texts: the
+    # journal is written on every sync, and state.json alone is megabytes.
+    before: dict[str, str | None] = Field(default_factory=dict)
+    files: dict[str, str | None] | None = None  # the texts themselves: journals of earlier versions
+
+    def before_ids(self) -> dict[str, str | None]:
+        """path → blob id before the run, whichever version wrote the journal."""
+        if self.files is None:
+            return self.before
+        return {rel: blob_id(text.encode("utf-8")) if text is not None else None for rel, text in self.files.items()}
 
 
 class SyncResult(BaseModel):
@@ -118,10 +127,14 @@ def apply_sync(
         fault("after-commit-object")
         before = {}
         for rel in sorted(writes):
-            now = _read_text(root / rel)
+            raw = _read_bytes(root / rel)
             known = accounted.get(rel)
-            before[rel] = now if known is None or now in known else plan.based_on[rel]
-        journal = Journal(run_id=run_id, ref=ref, old=base, new=new, files=before)
+            if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
+                before[rel] = blob_id(raw) if raw is not None else None
+            else:
+                was = plan.based_on[rel]
+                before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
+        journal = Journal(run_id=run_id, ref=ref, old=base, new=new, before=before)
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
         fault("after-journal")
         try:
@@ -302,14 +315,15 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     """
     copies = copies or {}
     repo = BrainRepo(root)
+    files = journal.before_ids()
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
-        targets = _read_many(repo, journal.new, sorted(journal.files))
+        targets = _read_many(repo, journal.new, sorted(files))
     done, made = [], set()
-    for i, (rel, before) in enumerate(sorted(journal.files.items())):
+    for i, (rel, before) in enumerate(sorted(files.items())):
         target = targets.get(rel)
         if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel)):
             done.append(rel)
-        if i == len(journal.files) // 2:
+        if i == len(files) // 2:
             fault("mid-worktree")
     fault("after-worktree")
     if done:
@@ -323,7 +337,8 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
 
 
 def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path], copy: Path | None = None) -> bool:
-    """Put `target` at `path` when the file still holds `before` (or `target`); True when it does now.
+    """Put `target` at `path` when the file still holds the bytes of blob `before` (None: no file), or
+    `target`; True when it holds `target` now.
 
     The owner may be saving the file at this very moment. The new text is written aside first, the
     file is checked right before the rename, and the old file is kept open across it: bytes the
@@ -331,16 +346,17 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
     file is linked from `copy` (which holds `target`) when there is one: a link never replaces a
     file the owner created meanwhile.
     """
-    current = _read_text(path)
-    if current == target:
+    data = target.encode("utf-8")
+    current = _read_bytes(path)
+    if current == data:
         return True
-    if current != before:
+    if (blob_id(current) if current is not None else None) != before:
         return False
     if before is None and copy is not None:
         linked = _link_new(copy, path, made)
         if linked is not None:
-            return linked or _read_text(path) == target  # not linked: a file the owner created meanwhile
-    tmp = _write_aside(path, target.encode("utf-8"), made)
+            return linked or _read_bytes(path) == data  # not linked: a file the owner created meanwhile
+    tmp = _write_aside(path, data, made)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -350,7 +366,7 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
         return False
     try:
         seen = _read_fd(fd) if fd is not None else None
-        if (seen.decode("utf-8", errors="replace") if seen is not None else None) != before:
+        if (blob_id(seen) if seen is not None else None) != before:
             os.unlink(tmp)
             return False
         os.replace(tmp, path)
@@ -486,9 +502,10 @@ def _cat_batch(repo: BrainRepo, names: list[str]) -> list[tuple[bytes, bytes] | 
     return found
 
 
-def _read_text(path: Path) -> str | None:
+def _read_bytes(path: Path) -> bytes | None:
+    """A regular file's bytes; None when there is none (missing, a folder, a symlink)."""
     try:
-        return path.read_bytes().decode("utf-8", errors="replace") if not path.is_symlink() else None
+        return path.read_bytes() if not path.is_symlink() else None
     except (FileNotFoundError, IsADirectoryError):
         return None
 

@@ -11,7 +11,7 @@ import pytest
 from nadia_runs import add_session, copy_brain, dream, files_of, git
 
 from brain.doccache import DocCards
-from brain.repo import blob_id, worktree_keys
+from brain.repo import BrainRepo, WorktreeScan, blob_id, worktree_keys
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.compile import DocCache
@@ -141,6 +141,33 @@ def test_worktree_keys_are_blob_ids_of_unchanged_tracked_files(tmp_path: Path):
     (root / ".gitattributes").write_text("*.md text eol=crlf\n", encoding="utf-8")
     assert worktree_keys(root) == {}  # filters may make bytes differ from blobs: trust nothing
     assert worktree_keys(tmp_path) == {}  # not a repository
+
+
+def test_a_topic_folder_has_its_tree_id_only_while_nothing_in_it_differs_from_head(tmp_path: Path):
+    root = tmp_path / "repo"
+    topics = ("same", "edited", "staged", "deleted", "untracked", "linked")
+    for topic in topics:
+        (root / "notes" / topic).mkdir(parents=True)
+        (root / "notes" / topic / "a.md").write_text(f"{topic}\n", encoding="utf-8")
+    (root / "notes" / "loose.md").write_text("not in a topic\n", encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "notes")
+    (root / "notes/edited/a.md").write_text("changed\n", encoding="utf-8")
+    (root / "notes/staged/a.md").write_text("staged change\n", encoding="utf-8")
+    git(root, "add", "notes/staged/a.md")
+    (root / "notes/deleted/a.md").unlink()
+    (root / "notes/untracked/b.md").write_text("new\n", encoding="utf-8")  # git status -uno does not see it
+    (root / "notes/linked/b.md").symlink_to("a.md")
+    scan = WorktreeScan(root)
+    tree = DirTree(root, keys=scan.keys(), folders=scan.folders)
+    head = {t: git(root, "rev-parse", f"HEAD:notes/{t}").strip() for t in topics}
+    assert scan.folders == {f"notes/{t}": head[t] for t in ("same", "untracked", "linked")}
+    listed = {t: [p for p in tree.files() if p.startswith(f"notes/{t}/")] for t in topics}
+    assert {t: tree.folder_tree(f"notes/{t}", listed[t]) for t in topics} == {t: head[t] if t == "same" else None for t in topics}
+    assert BrainRepo(root).folder_trees("HEAD") == {f"notes/{t}": head[t] for t in topics}
+    git(root, "commit", "-q", "-am", "more")
+    assert WorktreeScan(root).keys() and BrainRepo(root).folder_trees("HEAD")["notes/edited"] == git(root, "rev-parse", "HEAD:notes/edited").strip()
 
 
 def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):

@@ -139,19 +139,66 @@ def _lost_members(root: Path) -> None:
 
 def _owner_edit(root: Path) -> None:
     """The owner rewords one of the notes (uncommitted): that topic's digest is not of its notes now."""
+    note = sorted((root / "notes" / "nadia-rahman").glob("*swimming*"))[-1]
+    text = note.read_text(encoding="utf-8")
+    assert "with their aunt." in text
+    note.write_text(text.replace("with their aunt.", "with their aunt Hana."), encoding="utf-8")
+
+
+def _other_tree(root: Path) -> None:
+    _rewrite(root, lambda d: {**d, "key": "tree:" + "0" * 40})  # the digest of another commit's folder
+
+
+def _owner_commit(root: Path) -> None:
+    """The owner's edit, committed: the folder's tree at HEAD is not the one the digest was made for."""
+    _owner_edit(root)
+    git(root, "commit", "-q", "-am", "owner: aunt's name")
+
+
+def _owner_stages(root: Path) -> None:
+    _owner_edit(root)
+    git(root, "add", "-u")
+
+
+def _owner_adds_a_note(root: Path) -> None:
+    """A note the owner wrote by hand and did not commit (untracked): the folder is not HEAD's."""
     note = sorted((root / "notes" / "nadia-rahman").glob("*swimming*"))[0]
-    note.write_text(note.read_text(encoding="utf-8").replace("with my aunt", "with my aunt Hana"), encoding="utf-8")
+    text = note.read_text(encoding="utf-8")
+    assert "with their aunt" in text
+    (note.parent / ("hand-" + note.name)).write_text(text.replace("with their aunt", "with their uncle"), encoding="utf-8")
 
 
-@pytest.mark.parametrize("spoil", [_gone, _corrupt, _other_notes, _wrong_cards, _lost_members, _owner_edit], ids=lambda f: f.__name__.strip("_"))
+OWNER = (_owner_edit, _owner_commit, _owner_stages, _owner_adds_a_note)
+
+
+@pytest.mark.parametrize("spoil", [_gone, _corrupt, _other_notes, _other_tree, _wrong_cards, _lost_members, *OWNER], ids=lambda f: f.__name__.strip("_"))
 def test_a_run_from_digests_commits_the_tree_of_a_run_that_reads_every_note(compiled_copy: Path, tmp_path: Path, spoil) -> None:
     other = copy_brain(compiled_copy, tmp_path / "other")
     spoilt = _runs(other, spoil)
-    if spoil is _owner_edit:
-        warm = _runs(compiled_copy, lambda root: (_owner_edit(root), _gone(root)))
+    if spoil in OWNER:  # the same change to the notes, with no digest to go wrong
+        warm = _runs(compiled_copy, lambda root: (spoil(root), _gone(root)))
     else:
         warm = _runs(compiled_copy)
     assert spoilt == warm
+
+
+def test_a_topic_as_committed_is_known_by_its_folder_tree_without_looking_at_its_notes(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a run, a topic's digest is keyed by its folder's tree id in Dream's commit; the next run
+    finds the folder unchanged from git (status and one ls-tree), not by reading each note's blob id."""
+    root = compiled_copy
+    _big_topic(root, "2026-07-01-swims", 6, POOLS)
+    assert dream(root, "2026-07-02T02:00:00Z").commit
+    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    assert keys["nadia-rahman"] == "tree:" + git(root, "rev-parse", "HEAD:notes/nadia-rahman").strip()
+    looked_at = []
+    real = Compilation._tree_keys
+    monkeypatch.setattr(Compilation, "_tree_keys", lambda self, paths: (looked_at.extend(paths), real(self, paths))[1])
+    _big_topic(root, "2026-07-10-more-swims", 7, ["second-amber-north", "second-jade-lake"])
+    report = dream(root, "2026-07-12T02:00:00Z")
+    assert "knowledge/people/nadia-rahman.md" in report.pages_updated
+    assert not [p for p in looked_at if p.startswith("notes/nadia-rahman/")]
+    after = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    assert after["nadia-rahman"] == "tree:" + git(root, "rev-parse", "HEAD:notes/nadia-rahman").strip()
 
 
 def test_a_nightly_run_reads_only_the_notes_its_pages_show(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:

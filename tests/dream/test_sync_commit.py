@@ -11,6 +11,7 @@ import pytest
 
 from nadia_runs import git
 
+from brain.repo import blob_id
 from dream.sync import Journal, SyncPlan, apply_sync, finish_worktree
 
 WRITES = {
@@ -80,7 +81,14 @@ def test_a_first_commit_has_no_parent(tmp_path: Path) -> None:
     assert git(root, "ls-tree", "-r", "--name-only", result.commit).split() == ["knowledge/index.md"]
 
 
-def test_recovery_sets_the_index_from_the_commit_and_keeps_an_owner_edit(tmp_path: Path) -> None:
+def _id(text: str) -> str:
+    return blob_id(text.encode("utf-8"))
+
+
+@pytest.mark.parametrize("old_format", [False, True])
+def test_recovery_sets_the_index_from_the_commit_and_keeps_an_owner_edit(tmp_path: Path, old_format: bool) -> None:
+    """The journal names each file's bytes before the run by blob id; one written by an earlier
+    version (the texts themselves) is still finished."""
     root, base = _brain(tmp_path)
     writes = {"knowledge/index.md": "# Index\n\n- new\n", "notes/ada/a.md": "a\n"}
     result = apply_sync(root, SyncPlan(writes=writes, added=["notes/ada/a.md"], modified=["knowledge/index.md"]), "m\n", "r1", base, root / ".dream/runs/r1")
@@ -88,7 +96,10 @@ def test_recovery_sets_the_index_from_the_commit_and_keeps_an_owner_edit(tmp_pat
     git(root, "reset", "-q", base)
     (root / "notes/ada/a.md").unlink()
     (root / "knowledge/index.md").write_text("# Index\nowner\n", encoding="utf-8")
-    journal = Journal(run_id="r1", ref="refs/heads/main", old=base, new=result.commit, files={"knowledge/index.md": "# Index\n", "notes/ada/a.md": None})
+    if old_format:
+        journal = Journal(run_id="r1", ref="refs/heads/main", old=base, new=result.commit, files={"knowledge/index.md": "# Index\n", "notes/ada/a.md": None})
+    else:
+        journal = Journal(run_id="r1", ref="refs/heads/main", old=base, new=result.commit, before={"knowledge/index.md": _id("# Index\n"), "notes/ada/a.md": None})
     git(root, "update-ref", "refs/heads/main", result.commit)
     finish_worktree(root, journal)
     assert (root / "notes/ada/a.md").read_text(encoding="utf-8") == "a\n"
@@ -118,15 +129,15 @@ def test_an_owner_save_during_the_swap_is_put_back(tmp_path: Path, monkeypatch) 
         real_replace(src, dst)
 
     monkeypatch.setattr(sync.os, "replace", owner_saves_first)
-    assert sync._swap_if_unchanged(page, "dream\n", "before\n", set()) is False
+    assert sync._swap_if_unchanged(page, "dream\n", _id("before\n"), set()) is False
     assert page.read_text(encoding="utf-8") == "before\nowner line\n"
     monkeypatch.setattr(sync.os, "replace", real_replace)
 
-    assert sync._swap_if_unchanged(page, "dream\n", "before\nowner line\n", set()) is True  # no one writing
+    assert sync._swap_if_unchanged(page, "dream\n", _id("before\nowner line\n"), set()) is True  # no one writing
     assert page.read_text(encoding="utf-8") == "dream\n"
-    assert sync._swap_if_unchanged(page, "dream\n", "other\n", set()) is True  # already Dream's text
+    assert sync._swap_if_unchanged(page, "dream\n", _id("other\n"), set()) is True  # already Dream's text
     page.write_text("mine\n", encoding="utf-8")
-    assert sync._swap_if_unchanged(page, "dream 2\n", "dream\n", set()) is False  # the owner's: left alone
+    assert sync._swap_if_unchanged(page, "dream 2\n", _id("dream\n"), set()) is False  # the owner's: left alone
     assert page.read_text(encoding="utf-8") == "mine\n"
     assert not list(page.parent.glob(".*dream-tmp"))
 
