@@ -156,6 +156,9 @@ def worktree_keys(root: Path) -> dict[str, str]:
     return WorktreeScan(root).keys()
 
 
+_TOPICS = "notes/"  # brain.layout.NOTES: the folders a run keeps a digest of (dream.compile)
+
+
 class WorktreeScan:
     """worktree_keys() in two steps: the git commands start here and are read by keys(), so a
     caller can do other work meanwhile (`dream run` imports its modules: git's stat of every file
@@ -167,14 +170,13 @@ class WorktreeScan:
         ("git", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"),
         # The tree id at HEAD of each topic's folder (its content in one id): a folder nothing in
         # which is changed, staged or untracked holds exactly that tree (DirTree.folder_tree).
-        ("git", "ls-tree", "-z", "HEAD", "--", "notes/"),  # _TOPICS
+        ("git", "ls-tree", "-z", "HEAD", "--", _TOPICS),
     )
 
     def __init__(self, root: Path) -> None:
         root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
-        self.changed: frozenset[str] = frozenset()  # paths git status names (staged or not)
         if not (root / ".git").exists() or (root / ".gitattributes").exists():
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
@@ -194,9 +196,9 @@ class WorktreeScan:
             return {}
         if procs[1].returncode or procs[2].returncode:
             return {}
-        keys, self.changed = _parse_keys(outs[0].strip(), outs[1], outs[2])
+        keys, changed = _parse_keys(outs[0].strip(), outs[1], outs[2])
         if keys and not procs[3].returncode:  # no HEAD yet: no folder trees
-            self.folders = _folder_trees(outs[3], self.changed)
+            self.folders = _folder_trees(outs[3], changed)
         return keys
 
     def close(self) -> None:
@@ -227,9 +229,6 @@ def _parse_keys(autocrlf: bytes, listed: bytes, status: bytes) -> tuple[dict[str
         if path not in changed:
             keys[path] = head[9:49].decode("ascii")
     return keys, named
-
-
-_TOPICS = "notes/"  # brain.layout.NOTES: the folders a run keeps a digest of (dream.compile)
 
 
 def _folder_trees(listed: bytes, changed: frozenset[str]) -> dict[str, str]:

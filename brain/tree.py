@@ -26,6 +26,7 @@ class Tree(Protocol):
     def symlinks(self) -> list[str]: ...
     def symlink_target(self, rel: str) -> str | None: ...
     def key(self, rel: str) -> str | None: ...
+    def folder_tree(self, folder: str, paths: list[str]) -> str | None: ...
 
 
 class DirTree:
@@ -128,6 +129,9 @@ class MemTree:
     def key(self, rel: str) -> str | None:
         return None
 
+    def folder_tree(self, folder: str, paths: list[str]) -> str | None:
+        return None
+
 
 class OverlayTree:
     """`upper` (a staged tree) over `base`, with `deleted` paths hidden."""
@@ -175,6 +179,9 @@ class OverlayTree:
 
     def key(self, rel: str) -> str | None:
         return None if rel in self.deleted else self._pick(rel).key(rel)
+
+    def folder_tree(self, folder: str, paths: list[str]) -> str | None:
+        return None  # staged files are not in any commit yet
 
     def brain_root(self) -> Path:
         """The live Brain's folder (symlinks are judged against it)."""

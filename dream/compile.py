@@ -267,8 +267,7 @@ class Compilation:
         found = self.topics.get(topic)
         if found is None:
             paths = self.view.paths_under(f"{layout.NOTES}/{topic}/")
-            folder_tree = getattr(self.view.tree, "folder_tree", None)
-            tree = folder_tree(f"{layout.NOTES}/{topic}", paths) if folder_tree is not None and paths else None
+            tree = self.view.tree.folder_tree(f"{layout.NOTES}/{topic}", paths) if paths else None
             found = self.topics[topic] = self._from_digest(topic, paths, tree) or TopicNotes()
             found.tree = tree
             found.section_of = self.backend.page_section

@@ -236,8 +236,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         if not settings.dry_run:  # a dry run leaves only its run folder
             comp.save_digests(landed)
             comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
-            comp.cache.wait()  # the next run (after the lock) finds every card this one learned
-    return _finish(root, run_id, report)
+    try:
+        return _finish(root, run_id, report)
+    finally:
+        comp.cache.wait()  # the next run (after the lock) finds every card this one learned
 
 
 def _finish(root: Path, run_id: str, report: RunReport) -> RunReport:
