@@ -97,10 +97,10 @@ class BrainRepo:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
         return self._bytes("cat-file", "blob", blob)
 
-    def folder_trees(self, rev: str) -> dict[str, str]:
-        """Topic folder (`notes/<topic>`) → its tree id at `rev` (empty when git cannot say)."""
+    def folder_trees(self, rev: str) -> dict[str, str] | None:
+        """Topic folder (`notes/<topic>`) → its tree id at `rev` (None when git cannot say)."""
         listed = self._bytes("ls-tree", "-z", rev, "--", _TOPICS)
-        return _folder_trees(listed, frozenset()) if listed is not None else {}
+        return _folder_trees(listed, frozenset()) if listed is not None else None
 
     def _bytes(self, *args: str) -> bytes | None:
         """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""

@@ -388,12 +388,16 @@ class Compilation:
 
     def _landed_tree(self, topic: str, found: TopicNotes, landed: Landed) -> str | None:
         """The tree id of the topic's folder in the new commit, when that folder holds exactly the
-        notes the digest describes: the live folder was the base commit's, and each note this run
-        changed landed as the text its digest counts (or was already that text), nothing else."""
+        notes the digest describes: the live folder was the base commit's (or there was none, in the
+        working tree or in that commit: a topic this run began), and each note this run changed
+        landed as the text its digest counts (or was already that text), nothing else."""
         folder = f"{layout.NOTES}/{topic}"
-        if found.tree is None or landed.base_folders.get(folder) != found.tree:
-            return None
         prefix = folder + "/"
+        if found.tree is None:
+            if folder in landed.base_folders or self.view.paths_under(prefix):
+                return None
+        elif landed.base_folders.get(folder) != found.tree:
+            return None
         written = [p for p in landed.writes if p.startswith(prefix)]
         if not found.put_paths.issuperset(written):
             return None

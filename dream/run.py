@@ -231,7 +231,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             report.commit = result.commit
             report.conflicts += result.conflicts
             if result.commit and head and not result.rebased:
-                landed = Landed(writes=sync.writes, base_folders=repo.folder_trees(head), folders=repo.folder_trees(result.commit))
+                before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
+                if before is not None and after is not None:
+                    landed = Landed(writes=sync.writes, base_folders=before, folders=after)
     finally:
         if not settings.dry_run:  # a dry run leaves only its run folder
             comp.save_digests(landed)

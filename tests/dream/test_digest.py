@@ -11,7 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from nadia_runs import add_session, copy_brain, dream, git
+from nadia_runs import add_session, copy_brain, dream, git, nadia_inputs
 
 from dream import digest
 from dream.backends.offline import OfflineBackend
@@ -199,6 +199,31 @@ def test_a_topic_as_committed_is_known_by_its_folder_tree_without_looking_at_its
     assert not [p for p in looked_at if p.startswith("notes/nadia-rahman/")]
     after = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
     assert after["nadia-rahman"] == "tree:" + git(root, "rev-parse", "HEAD:notes/nadia-rahman").strip()
+
+
+def test_a_topic_a_run_began_is_keyed_by_its_folder_tree_at_once(tmp_path: Path) -> None:
+    """The first compile makes every notes folder: with none in the commit it started from and none
+    in the working tree, each folder in Dream's commit is exactly Dream's notes, so the run after
+    it (the first nightly one) already knows them by tree id."""
+    root = nadia_inputs(tmp_path / "brain")
+    assert dream(root, "2026-07-15T02:00:00Z").commit
+    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    folders = sorted(p.name for p in (root / "notes").iterdir())
+    assert len(folders) > 5
+    assert {t: keys.get(t) for t in folders} == {t: "tree:" + git(root, "rev-parse", f"HEAD:notes/{t}").strip() for t in folders}
+
+
+def test_a_new_topic_with_an_owners_note_in_its_folder_is_not_keyed_by_tree(tmp_path: Path) -> None:
+    """An untracked note the owner left in a folder Dream then fills is not in Dream's commit: the
+    digest, which counts it, must not be known by that commit's tree."""
+    root = nadia_inputs(tmp_path / "brain")
+    mine = root / "notes" / "nadia-rahman" / "my-own-note.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("---\nkind: learning\ntopic: nadia-rahman\n---\nNadia keeps a paper diary.\n", encoding="utf-8")
+    assert dream(root, "2026-07-15T02:00:00Z").commit
+    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    assert not keys.get("nadia-rahman", "").startswith("tree:")
+    assert keys.get("sora-city-laboratory", "").startswith("tree:")
 
 
 def test_a_nightly_run_reads_only_the_notes_its_pages_show(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
