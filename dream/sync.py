@@ -123,7 +123,7 @@ def apply_sync(
     # records the planned text as "before", so finish_worktree leaves the file as the owner has it.
     accounted = {rel: {plan.based_on[rel]} for rel in writes if rel in plan.based_on}
     for _ in range(5):
-        new = _build_commit(repo, writes, message, base, run_dir)
+        new, blobs = _build_commit(repo, writes, message, base, run_dir)
         fault("after-commit-object")
         before = {}
         for rel in sorted(writes):
@@ -154,13 +154,14 @@ def apply_sync(
         fault("after-update-ref")
         folder, texts = staged or (None, {})
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
-        finish_worktree(root, journal, targets=writes, copies=copies)
+        finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
-def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path) -> str:
+def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path) -> tuple[str, dict[str, str]]:
     """Blobs, trees and a commit object written off to the side: nothing visible changes yet.
+    Returns the commit and each write's blob id.
 
     Blobs go into one pack (`git fast-import`); the trees are written from Dream's own index
     (`_write_trees`), so the cost follows the change, not the Brain's size. fast-import's own trees
@@ -175,7 +176,7 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     msg = run_dir / "message"
     msg.write_text(message, encoding="utf-8")
     parents = ["-p", base] if base else []
-    return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip()
+    return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip(), blobs
 
 
 #: fast-import explodes a pack of fewer than 100 objects into loose files (`fastimport.unpackLimit`):
@@ -240,7 +241,39 @@ def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> st
         catch_up = b""
     # --replace: a file where a folder was, or a folder where a file was, as `git add` does it
     git("update-index", "-z", "--replace", "--index-info", stdin=catch_up + _file_entries(blobs))
-    return git("write-tree").strip()
+    tree = git("write-tree").strip()
+    _remember_tree(index, tree)
+    return tree
+
+
+def _stamp(index: Path) -> str | None:
+    """The index file's size and trailing checksum (git's hash of all it holds), None when unreadable."""
+    try:
+        with open(index, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - 32))
+            return f"{size} {f.read().hex()}"
+    except OSError:
+        return None
+
+
+def _remember_tree(index: Path, tree: str) -> None:
+    """Note beside Dream's index the tree it holds, so the next run need not ask `write-tree`."""
+    stamp = _stamp(index)
+    memo = index.with_name(index.name + ".tree")
+    if stamp is None:
+        memo.unlink(missing_ok=True)
+    else:
+        write_atomic(memo, f"{tree} {stamp}\n")
+
+
+def _remembered_tree(index: Path) -> str | None:
+    """The tree _remember_tree noted, if the index is still the very file it was noted for."""
+    try:
+        tree, stamp = index.with_name(index.name + ".tree").read_text(encoding="ascii").strip().split(" ", 1)
+    except (OSError, ValueError):
+        return None
+    return tree if stamp == _stamp(index) else None
 
 
 def _file_entries(blobs: dict[str, str]) -> bytes:
@@ -257,7 +290,7 @@ def _catch_up(repo: BrainRepo, git, index: Path, base: str) -> bytes | None:
     if not index.is_file():
         return None
     try:
-        have = git("write-tree").strip()
+        have = _remembered_tree(index) or git("write-tree").strip()
         out = repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "-l0", have, f"{base}^{{tree}}")
     except BrainError:  # unreadable: git writes an index whole or not at all, but a person may not
         return None
@@ -275,7 +308,10 @@ def _catch_up(repo: BrainRepo, git, index: Path, base: str) -> bytes | None:
 #: Dream's index is read and written only by the commands above: no split index (its shared part
 #: would go to .git/), no file-system monitor, no untracked cache (it never looks at the worktree).
 #: Version 4 compresses the paths: 5 MB instead of 8 on a 10,000-session Brain, read and written twice.
-_PRIVATE_INDEX = ("-c", "index.version=4", "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+#: The index keeps its trailing checksum (`index.skipHash`, which feature.manyFiles turns on, would
+#: zero it): the note of the tree it holds is matched to the file by it (_remembered_tree).
+_PRIVATE_INDEX = ("-c", "index.version=4", "-c", "core.splitIndex=false", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+                  "-c", "index.skipHash=false")
 
 
 def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
@@ -304,16 +340,17 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
 
 
 def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None,
-                    copies: dict[str, Path] | None = None) -> None:
+                    copies: dict[str, Path] | None = None, target_ids: dict[str, str] | None = None) -> None:
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
     when it still holds what it held before the run (or Dream's own text): anything else is the
     owner's and is left alone, showing as their uncommitted change. `copies`: files already holding
     a target's bytes (the staged folder's); a file new to the working tree is hard-linked from its
-    copy, which costs a fifth of writing it (a full compile creates one file per note).
+    copy, which costs a fifth of writing it (a full compile creates one file per note). `target_ids`:
+    the blob id of each target where the caller knows it (not hashed again: state.json is megabytes).
     """
-    copies = copies or {}
+    copies, target_ids = copies or {}, target_ids or {}
     repo = BrainRepo(root)
     files = journal.before_ids()
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
@@ -330,7 +367,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         clear_stale_index_lock(root)
         # The entries git would take from the new commit (its blobs are these bytes); like
         # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
-        info = _file_entries({rel: blob_id(targets[rel].encode("utf-8")) for rel in done})
+        info = _file_entries({rel: target_ids.get(rel) or blob_id(targets[rel].encode("utf-8")) for rel in done})
         _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", stdin=info))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
@@ -366,7 +403,7 @@ def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Pa
         return False
     try:
         seen = _read_fd(fd) if fd is not None else None
-        if (blob_id(seen) if seen is not None else None) != before:
+        if seen != current and (blob_id(seen) if seen is not None else None) != before:
             os.unlink(tmp)
             return False
         os.replace(tmp, path)

@@ -255,14 +255,18 @@ def _in_index(root: Path, index: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.mark.parametrize("spoil", ["none", "owner-commit", "lost", "garbage", "stale-lock", "other-tree"])
+@pytest.mark.parametrize("spoil", ["none", "owner-commit", "lost", "garbage", "stale-lock", "other-tree", "memo-lost", "memo-garbage"])
 def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: Path, spoil: str) -> None:
-    """The second sync reuses the index the first left at its commit; an owner's commit in between,
-    a lost or garbled index, a killed git's lock file or an index at another tree are all read again."""
+    """The second sync reuses the index the first left at its commit (and the note of its tree); an
+    owner's commit in between, a lost or garbled index or note, a killed git's lock file or an index
+    at another tree are all read again."""
     root, base = _brain(tmp_path)
     first = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m1\n", "r1", base, root / ".dream/runs/r1")
     index = root / ".dream/cache/sync-index"
-    assert _in_index(root, index, "write-tree").strip() == git(root, "rev-parse", f"{first.commit}^{{tree}}").strip()
+    memo = root / ".dream/cache/sync-index.tree"
+    tree = git(root, "rev-parse", f"{first.commit}^{{tree}}").strip()
+    assert _in_index(root, index, "write-tree").strip() == tree
+    assert memo.read_text(encoding="ascii").split()[0] == tree
     base = first.commit
     if spoil == "owner-commit":
         (root / "guide.md").write_text("guide, edited\n", encoding="utf-8")
@@ -281,8 +285,12 @@ def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: P
         index.write_bytes(b"DIRC not an index")
     elif spoil == "stale-lock":
         (root / ".dream/cache/sync-index.lock").write_bytes(b"")
-    elif spoil == "other-tree":
+    elif spoil == "other-tree":  # the note of its tree stays: the index's checksum no longer matches it
         _in_index(root, index, "read-tree", "--empty")
+    elif spoil == "memo-lost":
+        memo.unlink()
+    elif spoil == "memo-garbage":
+        memo.write_text("not a note\n", encoding="ascii")
     writes = {"notes/ada/second.md": "second run\n", "knowledge/index.md": "# Index\n\n- [[ada]]\n- [[bob]]\n"}
     second = apply_sync(root, SyncPlan(writes=writes, added=["notes/ada/second.md"], modified=["knowledge/index.md"]),
                         "m2\n", "r2", base, root / ".dream/runs/r2")
