@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -86,6 +87,56 @@ def _flat(pad: str) -> json.JSONEncoder:
     return enc
 
 
+#: What json escapes in a string with ensure_ascii=False: a string with none of these is written as
+#: '"' + itself + '"'.
+_ESCAPED = re.compile(r'[\x00-\x1f"\\]')
+
+
+def _plain(strings: list[str]) -> bool:
+    joined = "".join(strings)
+    if '"' in joined or "\\" in joined:
+        return False
+    return joined.isprintable() or _ESCAPED.search(joined) is None  # printable: no control character
+
+
+def _plain_table(value: dict[str, object], pad: str) -> str | None:
+    """The two shapes that make state.json megabytes, laid out by string formatting, not one value
+    at a time: str → str (`written`, 57,000 paths on the 10k Brain) and str → a dict with the same
+    keys in each, every column all strings or all ints (`sessions`, 10,000). Else None (the general
+    path). Only strings json writes as they are qualify, so the bytes are json.dumps's."""
+    keys = sorted(value)
+    rows = [value[k] for k in keys]
+    if not _plain(keys):
+        return None
+    inner = pad + " "
+    if all(type(v) is str for v in rows):
+        if not _plain(rows):
+            return None
+        return "{" + inner + '"' + ('",' + inner + '"').join(map('": "'.join, zip(keys, rows))) + '"' + pad + "}"
+    first = rows[0]
+    if type(first) is not dict or not first or not all(type(r) is dict for r in rows):
+        return None
+    names = first.keys()
+    if not all(r.keys() == names for r in rows):
+        return None
+    cols = sorted(names)
+    if not all(type(c) is str for c in cols) or not _plain(cols):
+        return None
+    cell = inner + " "
+    columns, formats = [], []
+    for col in cols:
+        column = [r[col] for r in rows]
+        if all(type(v) is str for v in column) and _plain(column):
+            formats.append('"' + col + '": "%s"')
+        elif all(type(v) is int for v in column):  # not bool: type() is exact
+            formats.append('"' + col + '": %d')
+        else:
+            return None
+        columns.append(column)
+    row = '"%s": {' + cell + ("," + cell).join(formats) + inner + "}"
+    return "{" + inner + ("," + inner).join([row % cells for cells in zip(keys, *columns)]) + pad + "}"
+
+
 def _dump(value: object, pad: str, out: list[str]) -> None:
     if type(value) is str:
         out.append(_encode(value))
@@ -94,9 +145,14 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
             out.append("{}")
             return
         inner = pad + " "
-        if all(type(k) is str for k in value) and all(type(v) in _SCALARS for v in value.values()):
-            out.append("{" + inner + _flat(pad).encode(value)[1:-1] + pad + "}")
-            return
+        if all(type(k) is str for k in value):
+            fast = _plain_table(value, pad)
+            if fast is not None:
+                out.append(fast)
+                return
+            if all(type(v) in _SCALARS for v in value.values()):
+                out.append("{" + inner + _flat(pad).encode(value)[1:-1] + pad + "}")
+                return
         sep = "{" + inner
         for key in sorted(value):
             if type(key) is not str:

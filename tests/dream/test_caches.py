@@ -211,6 +211,21 @@ def test_state_renders_exactly_as_json_dumps():
         assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False)
     assert dumps_indented({1: 2}) == json.dumps({1: 2}, indent=1, sort_keys=True, ensure_ascii=False)
 
+    # The shapes state.json is made of, which have a path of their own: path → blob id, and
+    # session → {hash, run, turns}; each with the odd value that must take the general path.
+    odd = ['é', 'a"b', "a\\b", "tab\t", "\x00", "\x1f", "\x7f", "\u2028", "\ud800", "", " "]
+    for _ in range(800):
+        n = rnd.randint(1, 6)
+        keys = [rnd.choice(["notes/a/x.md", "s1", "b", *odd]) + str(i) for i in range(n)]
+        if rnd.random() < 0.5:
+            data = {k: rnd.choice(["0123abcd", "", *odd]) for k in keys}
+        else:
+            cols = rnd.choice([["hash", "run", "turns"], ["turns"], ["a\\", "b"], ["é", "z"]])
+            data = {k: {c: rnd.choice([rnd.randint(-3, 10**20), "r1", "x"] + ([True, None, 1.5, "q\"", "\n"] if rnd.random() < 0.2 else []))
+                        for c in cols if rnd.random() < 0.95} for k in keys}
+        data = {"top": data} if rnd.random() < 0.5 else data
+        assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False), data
+
 
 def test_a_save_rewrites_only_the_buckets_that_changed(tmp_path: Path):
     from brain.doccache import BUCKETS, shard_of
