@@ -257,10 +257,15 @@ def _stamp(index: Path) -> str | None:
         return None
 
 
+def _memo(index: Path) -> Path:
+    """Where the tree Dream's index holds is noted: `sync-index.tree` beside it."""
+    return index.with_name(index.name + ".tree")
+
+
 def _remember_tree(index: Path, tree: str) -> None:
     """Note beside Dream's index the tree it holds, so the next run need not ask `write-tree`."""
     stamp = _stamp(index)
-    memo = index.with_name(index.name + ".tree")
+    memo = _memo(index)
     if stamp is None:
         memo.unlink(missing_ok=True)
     else:
@@ -270,7 +275,7 @@ def _remember_tree(index: Path, tree: str) -> None:
 def _remembered_tree(index: Path) -> str | None:
     """The tree _remember_tree noted, if the index is still the very file it was noted for."""
     try:
-        tree, stamp = index.with_name(index.name + ".tree").read_text(encoding="ascii").strip().split(" ", 1)
+        tree, stamp = _memo(index).read_text(encoding="ascii").strip().split(" ", 1)
     except (OSError, ValueError):
         return None
     return tree if stamp == _stamp(index) else None

@@ -111,6 +111,11 @@ def _digests(root: Path) -> list[Path]:
     return found
 
 
+def _digest_keys(root: Path) -> dict[str, str]:
+    """topic → the key its digest is filed under."""
+    return {d["topic"]: d["key"] for d in (json.loads(f.read_text(encoding="utf-8")) for f in _digests(root))}
+
+
 def _rewrite(root: Path, change_data) -> None:
     for f in _digests(root):
         f.write_text(json.dumps(change_data(json.loads(f.read_text(encoding="utf-8")))), encoding="utf-8")
@@ -188,7 +193,7 @@ def test_a_topic_as_committed_is_known_by_its_folder_tree_without_looking_at_its
     root = compiled_copy
     _big_topic(root, "2026-07-01-swims", 6, POOLS)
     assert dream(root, "2026-07-02T02:00:00Z").commit
-    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    keys = _digest_keys(root)
     assert keys["nadia-rahman"] == "tree:" + git(root, "rev-parse", "HEAD:notes/nadia-rahman").strip()
     looked_at = []
     real = Compilation._tree_keys
@@ -197,7 +202,7 @@ def test_a_topic_as_committed_is_known_by_its_folder_tree_without_looking_at_its
     report = dream(root, "2026-07-12T02:00:00Z")
     assert "knowledge/people/nadia-rahman.md" in report.pages_updated
     assert not [p for p in looked_at if p.startswith("notes/nadia-rahman/")]
-    after = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    after = _digest_keys(root)
     assert after["nadia-rahman"] == "tree:" + git(root, "rev-parse", "HEAD:notes/nadia-rahman").strip()
 
 
@@ -207,7 +212,7 @@ def test_a_topic_a_run_began_is_keyed_by_its_folder_tree_at_once(tmp_path: Path)
     it (the first nightly one) already knows them by tree id."""
     root = nadia_inputs(tmp_path / "brain")
     assert dream(root, "2026-07-15T02:00:00Z").commit
-    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    keys = _digest_keys(root)
     folders = sorted(p.name for p in (root / "notes").iterdir())
     assert len(folders) > 5
     assert {t: keys.get(t) for t in folders} == {t: "tree:" + git(root, "rev-parse", f"HEAD:notes/{t}").strip() for t in folders}
@@ -221,7 +226,7 @@ def test_a_new_topic_with_an_owners_note_in_its_folder_is_not_keyed_by_tree(tmp_
     mine.parent.mkdir(parents=True)
     mine.write_text("---\nkind: learning\ntopic: nadia-rahman\n---\nNadia keeps a paper diary.\n", encoding="utf-8")
     assert dream(root, "2026-07-15T02:00:00Z").commit
-    keys = {json.loads(f.read_text(encoding="utf-8"))["topic"]: json.loads(f.read_text(encoding="utf-8"))["key"] for f in _digests(root)}
+    keys = _digest_keys(root)
     assert not keys.get("nadia-rahman", "").startswith("tree:")
     assert keys.get("sora-city-laboratory", "").startswith("tree:")
 
