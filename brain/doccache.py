@@ -9,6 +9,7 @@ cache file all fall back to parsing, so a cache only ever saves time.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -234,6 +235,7 @@ def _summary_ok(card: dict) -> bool:
     return isinstance(card.get("started"), str) and isinstance(card.get("line"), str)
 
 
+@functools.lru_cache(maxsize=1 << 17)  # a run asks it of every raw session and summary, some twice
 def shard_of(path: str) -> str:
     """Which cache file holds a path's card: a bucket of a topic's notes, pages together, and so on."""
     parts = path.split("/", 2)

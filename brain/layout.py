@@ -141,8 +141,13 @@ def dream_may_write(rel_path: str) -> bool:
     return rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS)
 
 
+_PAGE_PREFIX, _NOTE_PREFIX, _SUMMARY_PREFIX = KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/"
+
+
 def page_location(rel_path: str) -> tuple[str, str] | None:
     """(type, slug) for a path `knowledge/<folder>/<slug>.md`, else None."""
+    if not rel_path.startswith(_PAGE_PREFIX):  # most paths of a Brain are notes: no split for them
+        return None
     parts = rel_path.split("/")
     if len(parts) != 3 or parts[0] != KNOWLEDGE or not parts[2].endswith(".md"):
         return None
@@ -157,13 +162,16 @@ def is_page_path(rel_path: str) -> bool:
 
 
 def is_note_path(rel_path: str) -> bool:
+    if not rel_path.startswith(_NOTE_PREFIX):
+        return False
     parts = rel_path.split("/")
     return len(parts) == 3 and parts[0] == NOTES and parts[2].endswith(".md")
 
 
 def is_summary_path(rel_path: str) -> bool:
-    parts = rel_path.split("/")
-    return len(parts) == 3 and "/".join(parts[:2]) == SESSIONS_SUMMARIES and parts[2].endswith(".md")
+    if not rel_path.startswith(_SUMMARY_PREFIX) or not rel_path.endswith(".md"):
+        return False
+    return rel_path.count("/") == _SUMMARY_PREFIX.count("/")
 
 
 def known_location(rel_path: str) -> bool:
