@@ -168,32 +168,58 @@ def link_names(statement: str, names: dict[str, str]) -> str:
     """Turn the first mention of each known name into a wikilink (longest names win)."""
     if not names:
         return statement
-    # Only names the statement holds can match: the alternation of those alone is the same
-    # regex for this statement, and usually small and already compiled.
+    # Only names the statement holds can match.
     present = sorted((n for n in names if n in statement), key=lambda n: (-len(n), n))
     if not present:
         return statement
-    pattern = _names_pattern(tuple(present))
-    seen: set[str] = set()
-
-    def _link(m: re.Match) -> str:
-        name = m.group(0)
+    out, last, seen = [], 0, set()
+    for start, end in mentions(statement, present):
+        name = statement[start:end]
         if name in seen:
-            return name
+            continue
         seen.add(name)
-        return f"[[{names[name]}|{name}]]"
+        out += [statement[last:start], f"[[{names[name]}|{name}]]"]
+        last = end
+    return "".join(out) + statement[last:] if out else statement
 
-    return pattern.sub(_link, statement)
+
+def mentions(text: str, names: list[str]) -> list[tuple[int, int]]:
+    """Where `names` (longest first) are mentioned in `text`, as the regex
+    `(?<![\\w\\[|])(?:name1|name2|…)(?![\\w\\]])` would find them, left to right without overlap: not
+    inside a word, nor inside a `[[link]]`. Found with str.find: compiling that alternation afresh
+    for each statement's names cost more than the rest of the offline backend's page writing."""
+    starts = sorted({i for name in names for i in _find_all(text, name)})
+    found, pos = [], 0
+    for i in starts:
+        if i < pos or (i and _blocks_before(text[i - 1])):
+            continue
+        for name in names:
+            end = i + len(name)
+            if text.startswith(name, i) and not (end < len(text) and _blocks_after(text[end])):
+                found.append((i, end))
+                pos = end
+                break
+    return found
+
+
+def _find_all(text: str, name: str):
+    i = text.find(name)
+    while i >= 0:
+        yield i
+        i = text.find(name, i + 1)
+
+
+def _blocks_before(ch: str) -> bool:
+    return ch.isalnum() or ch in "_[|"  # \w (str.isalnum is exactly re's \w, bar "_"), or a link's inside
+
+
+def _blocks_after(ch: str) -> bool:
+    return ch.isalnum() or ch in "_]"
 
 
 @functools.lru_cache(maxsize=16384)  # the notes of a topic cite the same turns again and again
 def _evidence_words(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _names_pattern(names: tuple[str, ...]) -> re.Pattern:
-    return re.compile(r"(?<![\w\[|])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w\]])")
 
 
 def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:
