@@ -306,8 +306,9 @@ class BrainView:
 
     # -- names ------------------------------------------------------------------------------
     @cached_property
-    def names(self) -> dict[str, list[str]]:
-        """casefolded name → paths it may mean: page slugs, titles and aliases, note stems, session ids."""
+    def _names(self) -> tuple[dict[str, list[str]], dict[str, str]]:
+        """(casefolded name → the paths it may mean, for page slugs and aliases and the names several
+        documents share; casefolded stem → the one note or summary of that name)."""
         out: dict[str, set[str]] = defaultdict(set)
         for path in self.page_paths:
             out[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
@@ -316,18 +317,27 @@ class BrainView:
             for alias in card["aliases"] if card is not None else ():
                 out[alias.strip().casefold()].add(path)
         # Notes and summaries are named by their file (no parse needed): 56,700 on the 10k Brain,
-        # nearly all of them the only path of their name, so those go in as they are.
-        rest = [path for path in self._doc_paths if not path.startswith(_PAGE_ROOT)]
-        stems = [path[path.rindex("/") + 1 : -3].casefold() for path in rest]
-        names = {stem: [path] for stem, path in zip(stems, rest)}
-        if len(names) < len(rest):  # names shared by notes (a fact slug in two topics) or summaries
+        # nearly all of them the only document of their name. Casefolded once, joined (a path holds
+        # no NUL, and every document's ends in .md), then cut: a casefold per path cost twice that.
+        paths = self._doc_paths
+        rest = paths[: bisect.bisect_left(paths, _PAGE_ROOT)] + paths[bisect.bisect_left(paths, _after(_PAGE_ROOT)) :]
+        stems = [part.rpartition("/")[2] for part in ("\0".join(rest) + "\0").casefold().split(".md\0")[:-1]]
+        if len(stems) != len(rest):  # cannot happen for documents, but a wrong name map would be silent
+            stems = [path[path.rindex("/") + 1 : -3].casefold() for path in rest]
+        unique = dict(zip(stems, rest))
+        if len(unique) < len(rest):  # names shared by notes (a fact slug in two topics) or summaries
             for stem, path in zip(stems, rest):
-                if names[stem][0] != path:
+                if unique[stem] != path:
                     out[stem].add(path)
-        for stem in names.keys() & out.keys():
-            out[stem].add(names[stem][0])
-        names.update((k, sorted(v) if len(v) > 1 else list(v)) for k, v in out.items())
-        return names
+        for stem in unique.keys() & out.keys():
+            out[stem].add(unique.pop(stem))
+        return {k: sorted(v) for k, v in out.items()}, unique
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        """casefolded name → paths it may mean: page slugs and aliases, note stems, session ids."""
+        shared, unique = self._names
+        return {**{k: [p] for k, p in unique.items()}, **shared}
 
     @cached_property
     def slugs(self) -> dict[str, list[str]]:
@@ -339,7 +349,12 @@ class BrainView:
 
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id)."""
-        return self.names.get(name.strip().casefold(), [])
+        key = name.strip().casefold()
+        shared, unique = self._names
+        found = shared.get(key)
+        if found is not None:
+            return list(found)
+        return [unique[key]] if key in unique else []
 
     def find_page(self, query: str) -> Page | None:
         """A page by slug, alias or title (case-insensitive); None when unknown or ambiguous."""
