@@ -149,7 +149,7 @@ def page_location(rel_path: str) -> tuple[str, str] | None:
     if not rel_path.startswith(_PAGE_PREFIX):  # most paths of a Brain are notes: no split for them
         return None
     parts = rel_path.split("/")
-    if len(parts) != 3 or parts[0] != KNOWLEDGE or not parts[2].endswith(".md"):
+    if len(parts) != 3 or not parts[2].endswith(".md"):
         return None
     page_type = FOLDER_TYPES.get(parts[1])
     if page_type is None:
@@ -165,7 +165,7 @@ def is_note_path(rel_path: str) -> bool:
     if not rel_path.startswith(_NOTE_PREFIX):
         return False
     parts = rel_path.split("/")
-    return len(parts) == 3 and parts[0] == NOTES and parts[2].endswith(".md")
+    return len(parts) == 3 and parts[2].endswith(".md")
 
 
 def is_summary_path(rel_path: str) -> bool:

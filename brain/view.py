@@ -317,13 +317,12 @@ class BrainView:
             for alias in card["aliases"] if card is not None else ():
                 out[alias.strip().casefold()].add(path)
         # Notes and summaries are named by their file (no parse needed): 56,700 on the 10k Brain,
-        # nearly all of them the only document of their name. Casefolded once, joined (a path holds
-        # no NUL, and every document's ends in .md), then cut: a casefold per path cost twice that.
+        # nearly all of them the only document of their name. Casefolded once, joined, then cut: a
+        # path holds no NUL and every document's ends in .md (`_kind`), so the cut gives one stem per
+        # path; a casefold per path cost twice that.
         paths = self._doc_paths
         rest = paths[: bisect.bisect_left(paths, _PAGE_ROOT)] + paths[bisect.bisect_left(paths, _after(_PAGE_ROOT)) :]
         stems = [part.rpartition("/")[2] for part in ("\0".join(rest) + "\0").casefold().split(".md\0")[:-1]]
-        if len(stems) != len(rest):  # cannot happen for documents, but a wrong name map would be silent
-            stems = [path[path.rindex("/") + 1 : -3].casefold() for path in rest]
         unique = dict(zip(stems, rest))
         if len(unique) < len(rest):  # names shared by notes (a fact slug in two topics) or summaries
             for stem, path in zip(stems, rest):
@@ -332,12 +331,6 @@ class BrainView:
         for stem in unique.keys() & out.keys():
             out[stem].add(unique.pop(stem))
         return {k: sorted(v) for k, v in out.items()}, unique
-
-    @property
-    def names(self) -> dict[str, list[str]]:
-        """casefolded name → paths it may mean: page slugs and aliases, note stems, session ids."""
-        shared, unique = self._names
-        return {**{k: [p] for k, p in unique.items()}, **shared}
 
     @cached_property
     def slugs(self) -> dict[str, list[str]]:
