@@ -46,20 +46,25 @@ class _Failed(click.ClickException):
 
 
 def _guard(fn):
-    """Library errors become one-line CLI failures; nothing else is caught."""
-    import functools
+    """Library errors become one-line CLI failures; nothing else is caught.
 
-    from brain.errors import BrainError
-    from dream.backends.base import BackendError
+    The error classes are imported only when something was raised: importing them here would pull
+    pydantic in when the CLI loads, before `dream run` has started git's scan (brain.scan)."""
+    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except BrainError as exc:
-            raise _Failed(str(exc)) from None
-        except BackendError as exc:
-            raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
+        except Exception as exc:
+            from brain.errors import BrainError
+            from dream.backends.base import BackendError
+
+            if isinstance(exc, BrainError):
+                raise _Failed(str(exc)) from None
+            if isinstance(exc, BackendError):
+                raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
+            raise
 
     return wrapper
 
@@ -80,7 +85,7 @@ def _guard(fn):
 @_guard
 def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     """Compile new and grown sessions into the Brain as one git commit."""
-    from brain.repo import WorktreeScan
+    from brain.scan import WorktreeScan
 
     root = _brain_root(brain)
     scan = WorktreeScan(root)  # git stats every file while the modules below are imported

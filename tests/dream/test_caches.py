@@ -397,3 +397,14 @@ def test_a_background_save_that_fails_costs_only_the_cache(tmp_path: Path):
     with pytest.raises(OSError):
         cards.remember("notes/owner/b.md", b"b", {"n": 2})
         cards.save()  # a save here still says why
+
+
+def test_dream_cli_starts_git_scan_before_heavy_imports():
+    """`dream run` starts WorktreeScan before it imports the compiler: the CLI module and
+    brain.scan must load without pydantic, or git's stat of every file waits for ~0.3 s of imports."""
+    import subprocess
+    import sys
+
+    probe = "import sys, dream.cli, brain.scan; print(sorted(m for m in ('pydantic', 'brain.repo', 'dream.run') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
