@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import BrainError
-from brain.scan import _TOPICS, WorktreeScan, _folder_trees  # noqa: F401 - WorktreeScan re-exported
+from brain.scan import _TOPICS, WorktreeScan, _folder_trees
 
 _TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
-from brain.repo import BrainRepo, WorktreeScan, blob_id
+from brain.repo import BrainRepo, blob_id
+from brain.scan import WorktreeScan
 from brain.page import Page
 from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached

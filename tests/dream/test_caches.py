@@ -11,7 +11,8 @@ import pytest
 from nadia_runs import add_session, copy_brain, dream, files_of, git
 
 from brain.doccache import DocCards
-from brain.repo import BrainRepo, WorktreeScan, blob_id, worktree_keys
+from brain.repo import BrainRepo, blob_id, worktree_keys
+from brain.scan import WorktreeScan
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.compile import DocCache
