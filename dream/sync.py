@@ -138,7 +138,9 @@ def apply_sync(
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
         fault("after-journal")
         try:
-            repo.git("update-ref", "-m", f"dream: run {run_id}", ref, new, base or "0" * 40)
+            # one transaction: the branch moves (if still at `base`) and fast-import's ref goes
+            moves = f"update {ref} {new} {base or '0' * 40}\ndelete {SYNC_REF}\n"
+            repo.git("update-ref", "-m", f"dream: run {run_id}", "--stdin", stdin=moves.encode("utf-8"))
         except BrainError:
             (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
             current = repo.head()
@@ -163,12 +165,18 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     """Blobs, trees and a commit object written off to the side: nothing visible changes yet.
     Returns the commit and each write's blob id.
 
-    Blobs go into one pack (`git fast-import`); the trees are written from Dream's own index
-    (`_write_trees`), so the cost follows the change, not the Brain's size. fast-import's own trees
-    are not used: it finds each entry by a linear scan of its folder, quadratic in a folder's size
-    (a full compile's notes/<owner>/ holds 36,000 notes: 7 s).
+    A nightly run's few dozen files: blobs, trees and commit from one `git fast-import`
+    (`_fast_commit`), which reads only the folders on the changed paths. Past FAST_COMMIT_MAX
+    files (a first compile): blobs from fast-import, trees from Dream's own index (`_write_trees`),
+    since fast-import finds each entry by a linear scan of its folder, quadratic in a folder's size
+    (a full compile's notes/<owner>/ holds 36,000 notes: 7 s). Both give the same commit.
     """
     run_dir.mkdir(parents=True, exist_ok=True)
+    if len(writes) <= FAST_COMMIT_MAX:
+        new, blobs = _fast_commit(repo, writes, message, base)
+        fault("after-blobs")
+        fault("after-tree")
+        return new, blobs
     blobs = _write_blobs(repo.root, writes)
     fault("after-blobs")
     tree = _write_trees(repo, blobs, base)
@@ -177,6 +185,13 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     msg.write_text(message, encoding="utf-8")
     parents = ["-p", base] if base else []
     return repo.git("commit-tree", tree, *parents, "-F", str(msg), env=DREAM_IDENTITY).strip(), blobs
+
+
+#: Up to this many files a commit is built by fast-import alone: each costs a scan of its folder
+#: (notes/<owner>/ holds tens of thousands), a few milliseconds at most.
+FAST_COMMIT_MAX = 500
+#: The ref fast-import must name for its commit; deleted in the transaction that moves the branch.
+SYNC_REF = "refs/dream/sync"
 
 
 #: fast-import explodes a pack of fewer than 100 objects into loose files (`fastimport.unpackLimit`):
@@ -194,19 +209,16 @@ _KEEP_PACK = ("-c", "fastimport.unpackLimit=0")
 _FAST_STORE = ("-c", "core.compression=1")
 
 
-def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
-    """Each write's text stored as a blob (one `git fast-import`, no commit); path → blob id."""
-    blobs = {}
-    with tempfile.TemporaryFile() as err:  # not a pipe: nothing can block while the stream is written
+def _fast_import(root: Path, chunks) -> bytes:
+    """Run `git fast-import` on the byte chunks `chunks` yields; returns what it printed (get-mark)."""
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:  # files, not pipes: nothing blocks
         proc = subprocess.Popen(
-            ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0"],
-            cwd=root, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err, bufsize=1 << 20,
+            ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force"],
+            cwd=root, stdin=subprocess.PIPE, stdout=out, stderr=err, bufsize=1 << 20,
         )
         try:
-            for rel in sorted(writes):
-                data = writes[rel].encode("utf-8")
-                blobs[rel] = blob_id(data)
-                proc.stdin.write(b"blob\ndata %d\n%s\n" % (len(data), data))
+            for chunk in chunks:
+                proc.stdin.write(chunk)
             # No `done`: a run killed mid-stream then leaves only unreachable objects, not a crash report.
             proc.stdin.close()
         except BrokenPipeError:
@@ -214,9 +226,57 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
         code = proc.wait()
         err.seek(0)
         why = err.read().decode("utf-8", errors="replace").strip().splitlines()
+        out.seek(0)
+        printed = out.read()
     if code != 0:
         raise BrainError(f"git fast-import failed: {why[0] if why else f'exit {code}'}", "run `git fsck`, then `dream run` again")
+    return printed
+
+
+def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
+    """Each write's text stored as a blob (one `git fast-import`, no commit); path → blob id."""
+    blobs = {}
+
+    def stream():
+        for rel in sorted(writes):
+            data = writes[rel].encode("utf-8")
+            blobs[rel] = blob_id(data)
+            yield b"blob\ndata %d\n%s\n" % (len(data), data)
+
+    _fast_import(root, stream())
     return blobs
+
+
+def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None) -> tuple[str, dict[str, str]]:
+    """The commit `commit-tree` would make of `base` with `writes` applied, written by one fast-import
+    on SYNC_REF; the identities and dates are git's own (`git var`), the author Dream."""
+    author = repo.git("var", "GIT_AUTHOR_IDENT", env=DREAM_IDENTITY).strip()
+    committer = repo.git("var", "GIT_COMMITTER_IDENT").strip()
+    blobs = {}
+
+    def stream():
+        text = message.encode("utf-8")
+        head = b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n" % (
+            SYNC_REF.encode(), author.encode("utf-8"), committer.encode("utf-8"), len(text), text)
+        yield head + (b"from %s\n" % base.encode("ascii") if base else b"")
+        for rel in sorted(writes):
+            data = writes[rel].encode("utf-8")
+            blobs[rel] = blob_id(data)
+            yield b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data)
+        yield b"\nget-mark :1\n"
+
+    printed = _fast_import(repo.root, stream()).decode("ascii", errors="replace").split()
+    if len(printed) != 1 or len(printed[0]) != 40:
+        raise BrainError(f"git fast-import printed no commit id ({printed[:1]})", "run `git fsck`, then `dream run` again")
+    return printed[0], blobs
+
+
+def _fast_path(rel: str) -> bytes:
+    """A path as fast-import reads it: C-quoted when it starts with a quote or holds a newline or backslash."""
+    raw = rel.encode("utf-8")
+    if not (raw.startswith(b'"') or b"\n" in raw or b"\\" in raw):
+        return raw
+    return b'"' + raw.replace(b"\\", b"\\\\").replace(b'"', b'\\"').replace(b"\n", b"\\n") + b'"'
 
 
 def _write_trees(repo: BrainRepo, blobs: dict[str, str], base: str | None) -> str:

@@ -1,5 +1,6 @@
-"""apply_sync: the commit fast-import builds is the tree `git add` would give, names no ref, and the
-index ends where `git reset` to the new commit would put it (kills: test_faults.py)."""
+"""apply_sync: the commit it builds (by fast-import alone, or through Dream's own index past
+FAST_COMMIT_MAX files) is the tree `git add` would give, names no ref, and the index ends where
+`git reset` to the new commit would put it (kills: test_faults.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from nadia_runs import git
 
 from brain.repo import blob_id
+from dream import sync
 from dream.sync import Journal, SyncPlan, apply_sync, finish_worktree
 
 WRITES = {
@@ -26,6 +28,13 @@ WRITES = {
     "sessions/summaries/s1.md": "was executable\n",
     ".dream/state.json": "{}\n",
 }
+
+
+@pytest.fixture(params=["fast-import", "own-index"])
+def commit_path(request, monkeypatch) -> str:
+    """Each way a commit is built: fast-import alone (a nightly run) or its blobs and Dream's index."""
+    monkeypatch.setattr(sync, "FAST_COMMIT_MAX", 10**6 if request.param == "fast-import" else 0)
+    return request.param
 
 
 def _brain(tmp_path: Path) -> tuple[Path, str]:
@@ -54,7 +63,7 @@ def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str], base: s
     return git(copy, "write-tree").strip()
 
 
-def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path) -> None:
+def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path, commit_path: str) -> None:
     root, base = _brain(tmp_path)
     refs_before = git(root, "for-each-ref")
     plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
@@ -71,7 +80,7 @@ def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path
         assert (root / rel).read_bytes() == text.encode("utf-8")
 
 
-def test_a_first_commit_has_no_parent(tmp_path: Path) -> None:
+def test_a_first_commit_has_no_parent(tmp_path: Path, commit_path: str) -> None:
     root = tmp_path / "brain"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -158,7 +167,7 @@ def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> 
     assert git(root, "status", "--porcelain", "--untracked-files=no") == "MM knowledge/index.md\n"  # as after recovery
 
 
-def test_the_blobs_of_a_small_commit_stay_in_one_pack(tmp_path: Path) -> None:
+def test_the_blobs_of_a_small_commit_stay_in_one_pack(tmp_path: Path, commit_path: str) -> None:
     """fast-import's pack is kept, not exploded into a loose file per object (the nightly run's cost)."""
     from brain.repo import blob_id
 
@@ -205,7 +214,7 @@ def test_a_link_never_replaces_a_file_the_owner_created_meanwhile(tmp_path: Path
     assert _link_new(copy, path, set()) is True and path.samefile(copy)
 
 
-def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: Path) -> None:
+def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: Path, commit_path: str) -> None:
     """The folders a write touches are rebuilt from the base's: a symlink, an executable and a big
     folder's other files stay as they were; the tree is the one `git add` gives."""
     root, base = _brain(tmp_path)
@@ -227,7 +236,7 @@ def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: 
     assert "120000 blob" in listing and "100755 blob" in listing
 
 
-def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Path) -> None:
+def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Path, commit_path: str) -> None:
     root, _ = _brain(tmp_path)
     (root / "notes/my topic").mkdir(parents=True)
     (root / "notes/my topic/a.md").write_text("a\n", encoding="utf-8")
@@ -239,7 +248,7 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
 
 
-def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: Path) -> None:
+def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: Path, commit_path: str) -> None:
     root, base = _brain(tmp_path)
     (root / "guide.md").write_text("guide, staged by the owner\n", encoding="utf-8")
     (root / "notes/bob/new.md").write_text("a new note, staged\n", encoding="utf-8")
@@ -250,16 +259,36 @@ def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: P
     assert git(root, "show", ":guide.md") == "guide, staged by the owner\n"
 
 
+def test_both_ways_make_the_same_commit_object(tmp_path: Path, monkeypatch) -> None:
+    """fast-import's commit is byte for byte the one commit-tree makes: same author (Dream), same
+    committer (the owner's identity), same dates, same message, same parent."""
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2030-01-02T03:04:05+0100")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2030-01-02T03:04:06+0100")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Owner Name")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "owner@example.org")
+    made = []
+    for limit in (10**6, 0):
+        monkeypatch.setattr(sync, "FAST_COMMIT_MAX", limit)
+        (tmp_path / str(limit)).mkdir()
+        root, base = _brain(tmp_path / str(limit))
+        message = "Dream: run r1\n\nnaïve ünïcode\n\nDream-Run: r1\n"
+        made.append(apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), message, "r1", base, root / ".dream/runs/r1").commit)
+        assert git(root, "cat-file", "commit", made[-1]).splitlines()[2:4] == [
+            "author Dream <dream@localhost> 1893549845 +0100", "committer Owner Name <owner@example.org> 1893549846 +0100"]
+    assert made[0] == made[1]
+
+
 def _in_index(root: Path, index: Path, *args: str) -> str:
     env = {**os.environ, "GIT_INDEX_FILE": str(index)}
     return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
 
 
 @pytest.mark.parametrize("spoil", ["none", "owner-commit", "lost", "garbage", "stale-lock", "other-tree", "memo-lost", "memo-garbage"])
-def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: Path, spoil: str) -> None:
+def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: Path, spoil: str, monkeypatch) -> None:
     """The second sync reuses the index the first left at its commit (and the note of its tree); an
     owner's commit in between, a lost or garbled index or note, a killed git's lock file or an index
     at another tree are all read again."""
+    monkeypatch.setattr(sync, "FAST_COMMIT_MAX", 0)
     root, base = _brain(tmp_path)
     first = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m1\n", "r1", base, root / ".dream/runs/r1")
     index = root / ".dream/cache/sync-index"
