@@ -36,6 +36,7 @@ GUIDE = "guide.md"
 CONFIG = "brain.toml"
 DREAM_DIR = ".dream"
 STATE = ".dream/state.json"
+WRITTEN = ".dream/written"  # <xx>.json: blob id of each file as Dream last wrote it, by path (dream.state)
 INSTRUCTIONS = ".dream/instructions.md"
 FORGET = ".dream/forget.md"
 RUNS = ".dream/runs"
@@ -45,7 +46,7 @@ JOURNAL = ".dream/journal.json"
 SYNC_INDEX = ".dream/cache/sync-index"  # Dream's own git index, at its last commit (dream.sync)
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
-DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/")
+DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/", WRITTEN + "/")
 DREAM_WRITE_FILES: tuple[str, ...] = (SESSIONS_INDEX, STATE, FORGET)
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -132,6 +133,11 @@ def unsafe_reason(rel_path: str) -> str | None:
         if is_unsafe_component(part):
             return f"unsafe name {part!r}"
     return None
+
+
+def is_state_path(rel_path: str) -> bool:
+    """`.dream/state.json` or one of its `.dream/written/` shards: Dream's record, never merged."""
+    return rel_path == STATE or rel_path.startswith(WRITTEN + "/")
 
 
 def dream_may_write(rel_path: str) -> bool:

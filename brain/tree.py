@@ -233,4 +233,10 @@ def _walk(root: Path) -> tuple[list[str], list[str]]:
                 out.append(f".dream/{name}")
                 if (dream / name).is_symlink():
                     links.append(f".dream/{name}")
+        written = dream / "written"  # state.json's shards (layout.WRITTEN)
+        if written.is_dir() and not written.is_symlink():
+            with os.scandir(written) as entries:
+                for entry in entries:
+                    if entry.is_file(follow_symlinks=False):
+                        out.append(f".dream/written/{entry.name}")
     return out, links

@@ -91,7 +91,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     live = DirTree(root, keys=scan.keys(), folders=scan.folders)
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     view = BrainView(live, cards=cache)
-    state, state_problem = parse_state(_read(live, layout.STATE))
+    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
     files, problems = list_session_files(live, lambda rel: cache.session_hash(rel, live))
     plan = plan_sessions(files, state, settings.max_sessions)
@@ -305,7 +305,7 @@ def _blob_text(repo: BrainRepo, blob: str) -> str | None:
 
 def _write_generated(comp: Compilation, report: RunReport, with_state: bool) -> None:
     """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md from the staged view, and
-    state.json `with_state` (the final time only: no check reads it, and it is megabytes)."""
+    state.json and its changed shards `with_state` (the final time only: no check reads them)."""
     staged = comp.staged
     lines, entries = _index_entries(comp)
     staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
@@ -319,8 +319,9 @@ def _write_generated(comp: Compilation, report: RunReport, with_state: bool) -> 
                 forget = forget.rstrip("\n") + "\n" + line + "\n"
         staged.write(layout.FORGET, forget)
     if with_state:
-        written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if path != layout.STATE}
-        staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
+        written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if not layout.is_state_path(path)}
+        for path, text in comp.state.render(last_run=comp.run_id, written=written).items():
+            staged.write(path, text)
 
 
 def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:

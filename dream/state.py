@@ -1,8 +1,12 @@
-"""`.dream/state.json`: what Dream has processed and written, committed with each run.
+"""`.dream/state.json` and its shards `.dream/written/<xx>.json`: what Dream has processed and
+written, committed with each run.
 
 Sessions by content hash and turn count (a grown session is processed from its next turn),
 entities met but not yet given a page (pages are made for things people return to), and the git
-blob id of every file as Dream last wrote it (the base of the 3-way merge with manual edits).
+blob id of every file as Dream last wrote it (the base of the 3-way merge with manual edits). That
+last map is most of the state (57,000 paths on a 10,000-session Brain): it is kept in 256 files by
+the first two hex digits of the sha1 of each path, so a run rewrites (and git stores again) only
+the shards of the few dozen files it wrote, not megabytes.
 """
 
 from __future__ import annotations
@@ -10,10 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-STATE_VERSION = 1
+from brain import layout
+
+#: 2: `written` lives in `.dream/written/` shards. A version 1 state.json (all in one file) is read
+#: as it is, and its first render writes every shard.
+STATE_VERSION = 2
 MAX_ENTITY_SESSIONS = 3
 
 
@@ -44,17 +53,45 @@ class DreamState(BaseModel):
     mentions: dict[str, list[str]] = Field(default_factory=dict)  # page slug → notes of other pages naming it
     last_run: str | None = None
 
-    def render(self, last_run: str | None = None, written: dict[str, str] | None = None) -> str:
-        """Sorted, stable JSON (one key per line at the top levels) so diffs stay readable.
+    # shard file → its entries as read; None: nothing was read (a new or version 1 state): all are written
+    _shards: dict[str, dict[str, str]] | None = PrivateAttr(default=None)
 
+    def render(self, last_run: str | None = None, written: dict[str, str] | None = None) -> dict[str, str]:
+        """state.json and each `.dream/written/` shard whose entries changed since it was read: path → text.
+
+        Sorted, stable JSON (one key per line at the top levels) so diffs stay readable.
         `last_run` and `written` (more entries) are applied to the output only, so a run can
         render its state several times without copying it."""
-        data = self.model_dump(exclude_none=True)
+        data = self.model_dump(exclude_none=True, exclude={"written"})
+        data["version"] = STATE_VERSION
         if last_run is not None:
             data["last_run"] = last_run
-        if written:
-            data["written"].update(written)
-        return dumps_indented(data) + "\n"
+        out = {layout.STATE: dumps_indented(data) + "\n"}
+        merged = {**self.written, **written} if written else self.written
+        shards = self._shards
+        if shards is None:
+            changed, shards = merged, {}
+        else:
+            read = {path: blob for entries in shards.values() for path, blob in entries.items()}
+            changed = {path: blob for path, blob in merged.items() if read.get(path) != blob}
+            changed.update((path, None) for path in read.keys() - merged.keys())
+        grouped: dict[str, list[str]] = {}
+        for path in changed:
+            grouped.setdefault(written_shard(path), []).append(path)
+        for shard in sorted(grouped):
+            entries = {path: merged[path] for path in shards.get(shard, {}) if path in merged}
+            entries.update((path, merged[path]) for path in grouped[shard] if path in merged)
+            out[shard] = dumps_indented(entries) + "\n"
+        return out
+
+
+def written_shard(path: str) -> str:
+    """The `.dream/written/` file holding `path`'s entry: the first two hex digits of its sha1."""
+    return f"{layout.WRITTEN}/{hashlib.sha1(path.encode('utf-8')).hexdigest()[:2]}.json"
+
+
+#: Every shard file there can be, in order.
+WRITTEN_SHARDS = tuple(f"{layout.WRITTEN}/{i:02x}.json" for i in range(256))
 
 
 def dumps_indented(data: object) -> str:
@@ -189,15 +226,42 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
         raise _Unusual
 
 
-def parse_state(text: str | None) -> tuple[DreamState, str | None]:
-    """The state, and a problem message when the file was unreadable (a fresh state is used then)."""
-    if not text:
-        return DreamState(), None
-    try:
-        return DreamState.model_validate_json(text), None
-    except ValueError as exc:
-        first = str(exc).splitlines()[0]
-        return DreamState(), f".dream/state.json is unreadable ({first}); every session will be treated as new"
+def parse_state(text: str | None, read: Callable[[str], str | None] | None = None) -> tuple[DreamState, str | None]:
+    """The state, and a problem message when a file was unreadable. `read`: path → text or None,
+    to read the `.dream/written/` shards (without it they are not read: only sessions are wanted).
+
+    An unreadable state.json gives a fresh state (every session is treated as new); an unreadable
+    shard is left out (the files it listed are taken for the owner's until Dream writes them again)."""
+    state, problem = DreamState(), None
+    if text:
+        try:
+            state = DreamState.model_validate_json(text)
+        except ValueError as exc:
+            first = str(exc).splitlines()[0]
+            state, problem = DreamState(), f"{layout.STATE} is unreadable ({first}); every session will be treated as new"
+    if read is None or state.version < 2:
+        return state, problem
+    shards, bad = {}, []
+    for shard in WRITTEN_SHARDS:
+        raw = read(shard)
+        if raw is None:
+            continue
+        try:
+            entries = json.loads(raw)
+        except ValueError:
+            entries = None
+        if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
+            bad.append(shard)
+            continue
+        shards[shard] = entries
+        state.written.update(entries)
+    state._shards = shards
+    if bad:
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        note = (f"{shown} {'is' if len(bad) == 1 else 'are'} unreadable: the files listed there are kept as "
+                "the owner's until Dream writes them again; restore them with `git checkout -- .dream/written`")
+        problem = f"{problem}; {note}" if problem else note
+    return state, problem
 
 
 def content_hash(data: bytes) -> str:

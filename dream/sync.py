@@ -41,7 +41,7 @@ def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_
     writes, added, modified, conflicts, merged = {}, [], [], [], []
     for path, text in sorted(staged.items()):
         before, now = derived_from.get(path), live_now.get(path)
-        if now != before and path != layout.STATE:
+        if now != before and not layout.is_state_path(path):
             if now is None:
                 conflicts.append(f"{path}: deleted by the owner during the run; not re-created")
                 continue

@@ -35,7 +35,7 @@ NADIA_IDS = sorted(p.name[: -len(".jsonl")] for p in (PERSONA / RAW).glob("*.jso
 #: The clock `dream demo` uses by default; every Nadia compile here uses it too.
 DEMO_NOW = "2026-07-15T02:00:00Z"
 #: What Dream may write (DESIGN.md, invariant 1).
-DREAM_ROOTS = ("knowledge/", "notes/", "sessions/summaries/")
+DREAM_ROOTS = ("knowledge/", "notes/", "sessions/summaries/", ".dream/written/")
 DREAM_FILES = ("sessions/index.md", ".dream/state.json", ".dream/forget.md")
 #: Trailers every Dream commit ends with (README "How it works", dream.report).
 TRAILERS_RE = re.compile(

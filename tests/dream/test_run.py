@@ -232,6 +232,13 @@ def test_a_new_session_touches_only_what_it_is_about_and_then_there_is_nothing_t
     touched = [p for p in changed if p.startswith(("knowledge/", "notes/")) and p not in ("knowledge/index.md", "knowledge/log.md")]
     assert touched and [p for p in touched if f"session:{LAST_SESSION}#" not in (root / p).read_text(encoding="utf-8")] == []
     assert "knowledge/people/nadia-rahman.md" in changed
+    # Of state.json's shards only those of the files written change, each now holding their blob ids.
+    from dream.state import written_shard
+
+    shards = [p for p in changed if p.startswith(".dream/written/")]
+    assert shards and set(shards) <= {written_shard(p) for p in changed if p.startswith(("knowledge/", "notes/", "sessions/"))}
+    for p in touched:
+        assert json.loads((root / written_shard(p)).read_text(encoding="utf-8"))[p] == git(root, "rev-parse", f"HEAD:{p}").strip()
     assert_sound(root)
 
     before = head(root)

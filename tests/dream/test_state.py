@@ -1,0 +1,64 @@
+"""state.json and its `.dream/written/` shards: what a render writes, what a parse reads back."""
+
+from __future__ import annotations
+
+import json
+
+from dream.state import WRITTEN_SHARDS, DreamState, SessionState, parse_state, written_shard
+
+PATHS = {f"notes/ada/fact-{i}.md": f"{i:040x}" for i in range(300)} | {"knowledge/people/ada.md": "a" * 40}
+
+
+def _fresh() -> dict[str, str]:
+    state = DreamState(sessions={"s1": SessionState(hash="h1", turns=3, run="r1")})
+    return state.render(last_run="r1", written=PATHS)
+
+
+def test_a_new_state_writes_state_json_without_the_map_and_every_shard_it_needs() -> None:
+    files = _fresh()
+    head = json.loads(files[".dream/state.json"])
+    assert head == {"entities": {}, "last_run": "r1", "mentions": {}, "slots": {},
+                    "sessions": {"s1": {"hash": "h1", "run": "r1", "turns": 3}}, "version": 2}
+    assert sorted(p for p in files if p != ".dream/state.json") == sorted({written_shard(p) for p in PATHS})
+    for shard, text in files.items():
+        if shard != ".dream/state.json":
+            entries = json.loads(text)
+            assert entries and all(written_shard(p) == shard and PATHS[p] == blob for p, blob in entries.items())
+            assert text == json.dumps(entries, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    assert written_shard("notes/ada/fact-1.md") in WRITTEN_SHARDS
+
+
+def test_a_parsed_state_rewrites_only_the_shards_whose_entries_changed() -> None:
+    files = _fresh()
+    state, problem = parse_state(files[".dream/state.json"], files.get)
+    assert problem is None and state.written == PATHS and state.sessions["s1"].turns == 3
+    assert state.render(last_run="r1") == {".dream/state.json": files[".dream/state.json"]}
+    new, changed, gone = "notes/bob/new.md", "notes/ada/fact-7.md", "notes/ada/fact-9.md"
+    del state.written[gone]
+    out = state.render(last_run="r2", written={new: "b" * 40, changed: "c" * 40})
+    assert sorted(out) == sorted({".dream/state.json", written_shard(new), written_shard(changed), written_shard(gone)})
+    after = {**files, **out}
+    again, _ = parse_state(after[".dream/state.json"], after.get)
+    assert again.written == {**{p: b for p, b in PATHS.items() if p != gone}, new: "b" * 40, changed: "c" * 40}
+    assert again.last_run == "r2"
+
+
+def test_a_version_1_state_keeps_its_map_and_its_first_render_writes_every_shard() -> None:
+    old = json.dumps({"version": 1, "sessions": {}, "written": PATHS, "last_run": "r0"})
+    state, problem = parse_state(old, lambda rel: None)
+    assert problem is None and state.written == PATHS
+    files = state.render(last_run="r1")
+    assert "written" not in json.loads(files[".dream/state.json"]) and json.loads(files[".dream/state.json"])["version"] == 2
+    assert len(files) - 1 == len({written_shard(p) for p in PATHS})
+
+
+def test_an_unreadable_shard_is_named_and_the_others_are_read() -> None:
+    files = _fresh()
+    bad = written_shard("knowledge/people/ada.md")
+    files[bad] = "{not json"
+    state, problem = parse_state(files[".dream/state.json"], files.get)
+    assert problem == (f"{bad} is unreadable: the files listed there are kept as the owner's until Dream writes "
+                       "them again; restore them with `git checkout -- .dream/written`")
+    lost = {p for p in PATHS if written_shard(p) == bad}
+    assert state.written == {p: b for p, b in PATHS.items() if p not in lost}
+    assert parse_state(files[".dream/state.json"])[0].written == {}  # no reader: sessions only
