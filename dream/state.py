@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from brain import layout
+from brain.errors import BrainError
 
 #: 2: `written` lives in `.dream/written/` shards. A version 1 state.json (all in one file) is read
 #: as it is, and its first render writes every shard.
@@ -230,7 +231,7 @@ def parse_state(text: str | None, read: Callable[[str], str | None] | None = Non
     """The state, and a problem message when a file was unreadable. `read`: path → text or None,
     to read the `.dream/written/` shards (without it they are not read: only sessions are wanted).
 
-    An unreadable state.json gives a fresh state (every session is treated as new); an unreadable
+    A state.json of a newer version raises BrainError. An unreadable one gives a fresh state (every session is treated as new); an unreadable
     shard is left out (the files it listed are taken for the owner's until Dream writes them again)."""
     state, problem = DreamState(), None
     if text:
@@ -239,6 +240,9 @@ def parse_state(text: str | None, read: Callable[[str], str | None] | None = Non
         except ValueError as exc:
             first = str(exc).splitlines()[0]
             state, problem = DreamState(), f"{layout.STATE} is unreadable ({first}); every session will be treated as new"
+    if state.version > STATE_VERSION:  # going on would write it back without what this version cannot read
+        raise BrainError(f"{layout.STATE} is version {state.version}, written by a newer Dream (this one reads up to "
+                         f"{STATE_VERSION})", "upgrade brain-dream, then run it again")
     if read is None or state.version < 2:
         return state, problem
     shards, bad = {}, []

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from brain.errors import BrainError
+
 from dream.state import WRITTEN_SHARDS, DreamState, SessionState, parse_state, written_shard
 
 PATHS = {f"notes/ada/fact-{i}.md": f"{i:040x}" for i in range(300)} | {"knowledge/people/ada.md": "a" * 40}
@@ -62,3 +66,10 @@ def test_an_unreadable_shard_is_named_and_the_others_are_read() -> None:
     lost = {p for p in PATHS if written_shard(p) == bad}
     assert state.written == {p: b for p, b in PATHS.items() if p not in lost}
     assert parse_state(files[".dream/state.json"])[0].written == {}  # no reader: sessions only
+
+
+def test_a_state_from_a_newer_dream_stops_the_run_rather_than_being_rewritten() -> None:
+    with pytest.raises(BrainError) as caught:
+        parse_state(json.dumps({"version": 3}), lambda rel: None)
+    assert (caught.value.message, caught.value.hint) == (
+        ".dream/state.json is version 3, written by a newer Dream (this one reads up to 2)", "upgrade brain-dream, then run it again")

@@ -1,0 +1,86 @@
+"""A/B of an incremental `dream run` between two checkouts of the code, on one compiled Brain.
+
+    git archive <rev> | tar -x -C /tmp/ab-old          # the other version, unpacked
+    python bench/ab_incremental.py /tmp/brain-10k /tmp/ab-old . --runs 3
+
+BRAIN is a compiled Brain (`bench/dream_compile.py --keep BRAIN`). For each version: a copy of BRAIN
+gets one session and a warm-up run by that version (its caches are keyed by a digest of its code,
+so a run without it would rebuild them), then a second session, committed; each timed run starts
+from a fresh copy of that base. Runs alternate between the versions, so a change in the machine's
+load falls on both. Prints each version's median wall time, the ratio, and whether both commit the
+same tree outside .dream/ (state files may differ between versions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from dream_compile import add_session, commit_all  # noqa: E402
+
+
+def dream_run(code: Path, brain: Path, now: str) -> float:
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from dream.cli import entry; entry()", "run", "--brain", str(brain), "--now", now],
+                   cwd=tempfile.gettempdir(), env=env, check=True)
+    return time.perf_counter() - start
+
+
+def fresh_copy(src: Path, dst: Path) -> None:
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst, symlinks=True)
+    subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=dst, check=False)
+
+
+def tree_outside_dream(brain: Path) -> str:
+    out = subprocess.run(["git", "ls-tree", "-r", "HEAD"], cwd=brain, check=True, capture_output=True, text=True).stdout
+    return "".join(line + "\n" for line in out.splitlines() if "\t.dream/" not in line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("brain", type=Path)
+    ap.add_argument("code_a", type=Path)
+    ap.add_argument("code_b", type=Path)
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="dream-ab-"))
+    try:
+        bases = {}
+        for name, code in (("a", args.code_a), ("b", args.code_b)):
+            base = work / f"base-{name}"
+            fresh_copy(args.brain, base)
+            add_session(base, 999, datetime.date(2029, 12, 31))
+            commit_all(base, "s999")
+            dream_run(code.resolve(), base, "2030-01-02T00:00:00Z")
+            add_session(base, 1000, datetime.date(2030, 1, 1))
+            commit_all(base, "s1000")
+            bases[name] = (code.resolve(), base)
+        times, trees = {"a": [], "b": []}, {}
+        for _ in range(args.runs):
+            for name, (code, base) in bases.items():
+                brain = work / "w"
+                fresh_copy(base, brain)
+                times[name].append(dream_run(code, brain, "2030-01-03T00:00:00Z"))
+                trees[name] = tree_outside_dream(brain)
+        a, b = statistics.median(times["a"]), statistics.median(times["b"])
+        print(f"A {args.code_a}: {', '.join(f'{t:.2f}' for t in times['a'])} s, median {a:.2f} s")
+        print(f"B {args.code_b}: {', '.join(f'{t:.2f}' for t in times['b'])} s, median {b:.2f} s")
+        print(f"B/A {b / a:.2f}; same tree outside .dream/: {'yes' if trees['a'] == trees['b'] else 'NO'}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
