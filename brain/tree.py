@@ -233,10 +233,12 @@ def _walk(root: Path) -> tuple[list[str], list[str]]:
                 out.append(f".dream/{name}")
                 if (dream / name).is_symlink():
                     links.append(f".dream/{name}")
-        written = dream / "written"  # state.json's shards (layout.WRITTEN)
+        written = dream / "written"  # state.json's shards (layout.WRITTEN), listed as the files above are
         if written.is_dir() and not written.is_symlink():
             with os.scandir(written) as entries:
                 for entry in entries:
-                    if entry.is_file(follow_symlinks=False):
+                    if entry.is_file():
                         out.append(f".dream/written/{entry.name}")
+                        if entry.is_symlink():
+                            links.append(f".dream/written/{entry.name}")
     return out, links

@@ -73,3 +73,20 @@ def test_a_state_from_a_newer_dream_stops_the_run_rather_than_being_rewritten() 
         parse_state(json.dumps({"version": 3}), lambda rel: None)
     assert (caught.value.message, caught.value.hint) == (
         ".dream/state.json is version 3, written by a newer Dream (this one reads up to 2)", "upgrade brain-dream, then run it again")
+
+
+def test_the_worktree_lists_the_shards_and_notes_a_linked_one(tmp_path) -> None:
+    """Shards are part of the Brain, as state.json is; runs/ and cache/ are not. A linked shard is
+    listed among the links, as a linked state.json is, so the structure checks see it."""
+    from brain.tree import DirTree
+
+    written = tmp_path / ".dream/written"
+    written.mkdir(parents=True)
+    (written / "0a.json").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "elsewhere.json").write_text("{}\n", encoding="utf-8")
+    (written / "0b.json").symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / ".dream/cache").mkdir()
+    (tmp_path / ".dream/cache/x.json").write_text("{}\n", encoding="utf-8")
+    tree = DirTree(tmp_path)
+    assert tree.files() == [".dream/written/0a.json", ".dream/written/0b.json", "elsewhere.json"]
+    assert tree.symlinks() == [".dream/written/0b.json"]
