@@ -41,9 +41,9 @@ def sh(*args: str, cwd: Path | None = None) -> str:
     return subprocess.run(args, cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-def timed(*args: str, cwd: Path) -> float:
+def timed(*args: str, cwd: Path, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    subprocess.run(args, cwd=cwd, check=True, capture_output=True)
+    subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True)
     return time.perf_counter() - start
 
 
