@@ -17,6 +17,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from brain import layout
 from brain.forked import Forked, run_forked
 from brain.repo import blob_id
 from brain.tree import Tree
@@ -49,6 +50,18 @@ class DocCards:
             entries = self._shards[name] = self._load(name)
         return entries
 
+    def folder_entries(self, folder: str) -> dict[str, list]:
+        """Every entry of the BUCKETS shards of a folder that shard_of() buckets ("sessions/raw"),
+        merged: for loops that ask about every file there, without finding each one's shard."""
+        merged: dict[str, list] = {}
+        for i in range(BUCKETS):
+            name = f"{folder}/{i}"
+            entries = self._shards.get(name)
+            if entries is None:
+                entries = self._shards[name] = self._load(name)
+            merged.update(entries)
+        return merged
+
     def _file(self, name: str) -> Path:
         assert self.folder is not None
         return self.folder / (hashlib.blake2b(name.encode("utf-8"), digest_size=10).hexdigest() + ".json")
@@ -76,7 +89,7 @@ class DocCards:
         key = tree.key(path) or blob_id(tree.read_bytes(path))
         entries = self._entries(path)
         name = f"{path}#{slot}" if slot else path
-        hit = _hit(entries.get(name), key)
+        hit = entry_card(entries.get(name), key)
         if hit is not None:
             return hit
         card = build()
@@ -150,11 +163,10 @@ class DocCards:
         """summary() of many paths (those that parse): one loop over the cached cards, for the
         10,000 summaries the 10k Brain's sessions/index.md lists; a miss goes through summary()."""
         out: dict[str, dict] = {}
-        key_of, shards = tree.key, self._shards
+        key_of, entries = tree.key, self.folder_entries(layout.SESSIONS_SUMMARIES)
         for path in paths:
             key = key_of(path)
-            entries = shards.get(shard_of(path))
-            card = _hit(entries.get(path), key) if key is not None and entries is not None else None
+            card = entry_card(entries.get(path), key) if key is not None else None
             if card is None or not _summary_ok(card):
                 card = self.summary(path, tree, parse)  # also reads a file git did not vouch for
             if card is not None:
@@ -224,7 +236,7 @@ class DocCards:
 BUCKETS = 64
 
 
-def _hit(entry: object, key: str) -> dict | None:
+def entry_card(entry: object, key: str) -> dict | None:
     """The card of a cached entry `[blob id, card]` when the blob id is `key`."""
     if type(entry) is list and len(entry) == 2 and entry[0] == key and type(entry[1]) is dict:
         return entry[1]

@@ -15,7 +15,7 @@ from pydantic import TypeAdapter
 from typing import Callable
 
 from brain import layout
-from brain.doccache import DocCards, code_fingerprint
+from brain.doccache import DocCards, code_fingerprint, entry_card
 from brain.page import Page
 from brain.repo import blob_id
 from brain.tree import Tree
@@ -105,6 +105,19 @@ class DocCache(DocCards):
             self.drop(path)
             digest = content_hash(tree.read_bytes(path))
         return digest
+
+    def session_hashes(self, paths: list[str], tree: Tree) -> dict[str, str]:
+        """session_hash() of many paths: the cached hashes of the files git vouches for in one loop
+        (every raw session of a 10,000-session Brain is asked, each run); a miss goes through
+        session_hash()."""
+        out: dict[str, str] = {}
+        key_of, entries = tree.key, self.folder_entries(layout.SESSIONS_RAW)
+        for path in paths:
+            key = key_of(path)
+            card = entry_card(entries.get(path), key) if key is not None else None
+            digest = card.get("sha256") if card is not None else None
+            out[path] = digest if type(digest) is str and len(digest) == 64 else self.session_hash(path, tree)
+        return out
 
 
 def _note_card(note: Note) -> dict:

@@ -93,7 +93,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     view = BrainView(live, cards=cache)
     state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
-    files, problems = list_session_files(live, lambda rel: cache.session_hash(rel, live))
+    files, problems = list_session_files(live, lambda rels: cache.session_hashes(rels, live))
     plan = plan_sessions(files, state, settings.max_sessions)
     run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
     report = RunReport(run_id=run_id, backend=backend.name, deferred=plan.deferred, problems=problems + ([state_problem] if state_problem else []))

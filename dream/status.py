@@ -49,7 +49,7 @@ def status(root: Path, limit: int = 10) -> Status:
     tree = DirTree(root, keys=worktree_keys(root))
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
     state, problem = parse_state(tree.read_text(layout.STATE) if tree.exists(layout.STATE) else None)
-    files, problems = list_session_files(tree, lambda rel: cache.session_hash(rel, tree))
+    files, problems = list_session_files(tree, lambda rels: cache.session_hashes(rels, tree))
     plan = plan_sessions(files, state, None)
     runs = [
         RunLine(run_id=e.run_id, commit=e.sha, date=e.date, subject=e.subject)

@@ -5,7 +5,8 @@ Reads the raw session files and `.dream/state.json`; writes nothing. `plan_sessi
 
 from __future__ import annotations
 
-from typing import Callable
+import bisect
+from typing import Callable, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,8 +15,9 @@ from brain.tree import Tree
 from dream.state import DreamState, content_hash
 
 
-class SessionFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class SessionFile(NamedTuple):
+    """A raw session file and its content hash (a plain tuple: a run lists ~10,000 of them)."""
+
     id: str
     hash: str
 
@@ -35,15 +37,14 @@ class RunPlan(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-def list_session_files(tree: Tree, hash_of: Callable[[str], str] | None = None) -> tuple[list[SessionFile], list[str]]:
+def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, str]] | None = None) -> tuple[list[SessionFile], list[str]]:
     """Every raw session with its content hash; unsafe names and symlinks are reported and skipped.
 
-    `hash_of(rel)`, when given, supplies the hash (dream's cache: unchanged files are not read)."""
-    files, problems = [], []
+    `hashes_of(rels)`, when given, supplies the hashes (dream's cache: unchanged files are not read)."""
+    files, problems, found = [], [], []
     prefix = layout.SESSIONS_RAW + "/"
-    for rel in tree.files():
-        if not rel.startswith(prefix):
-            continue
+    listing = tree.files()  # sorted: the folder's files are one range of it
+    for rel in listing[bisect.bisect_left(listing, prefix) : bisect.bisect_left(listing, prefix[:-1] + "0")]:
         name = rel[len(prefix) :]
         if "/" in name or not name.endswith(".jsonl"):
             problems.append(f"{rel}: not a session file (expected {prefix}<id>.jsonl); skipped")
@@ -55,8 +56,9 @@ def list_session_files(tree: Tree, hash_of: Callable[[str], str] | None = None) 
         if tree.is_symlink(rel):
             problems.append(f"{rel}: is a symbolic link; copy the file into the Brain instead; skipped")
             continue
-        digest = hash_of(rel) if hash_of is not None else content_hash(tree.read_bytes(rel))
-        files.append(SessionFile(id=sid, hash=digest))
+        found.append((sid, rel))
+    digests = hashes_of([rel for _, rel in found]) if hashes_of is not None else {rel: content_hash(tree.read_bytes(rel)) for _, rel in found}
+    files = [SessionFile(sid, digests[rel]) for sid, rel in found]
     return files, problems
 
 

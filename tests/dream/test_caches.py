@@ -192,6 +192,31 @@ def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
     assert DocCards(folder).get(rel) is None
 
 
+def test_session_hashes_take_the_cache_only_where_git_vouches(tmp_path: Path):
+    from dream.state import content_hash
+
+    root = tmp_path / "brain"
+    raw = root / "sessions/raw"
+    raw.mkdir(parents=True)
+    for sid in ("a", "b", "c"):
+        (raw / f"{sid}.jsonl").write_bytes(f'{{"type":"session","id":"{sid}"}}\n'.encode())
+    paths = [f"sessions/raw/{sid}.jsonl" for sid in ("a", "b", "c")]
+    truth = {p: content_hash((root / p).read_bytes()) for p in paths}
+    cache = DocCache(tmp_path / "cards")
+    assert cache.session_hashes(paths, DirTree(root)) == truth  # cold: each file is read
+    cache.save()
+    # A card that no longer matches its key is not believed; nor is a corrupt one.
+    warm = DocCache(tmp_path / "cards")
+    keys = {p: blob_id((root / p).read_bytes()) for p in paths}
+    warm.get(paths[0])[1]["sha256"] = "0" * 64  # a wrong hash, under the right key: believed
+    warm.get(paths[1])[0] = "f" * 40  # a stale key: the file is read again
+    warm.get(paths[2])[1]["sha256"] = 7  # not a hash: dropped and read again
+    got = warm.session_hashes(paths, DirTree(root, keys=keys))
+    assert got == {paths[0]: "0" * 64, paths[1]: truth[paths[1]], paths[2]: truth[paths[2]]}
+    # Without git's word (no keys) each file is read for its key, and the card under it is used.
+    assert DocCache(tmp_path / "cards").session_hashes(paths, DirTree(root)) == truth
+
+
 def test_state_renders_exactly_as_json_dumps():
     import random
 
