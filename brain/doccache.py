@@ -136,7 +136,7 @@ class DocCards:
         """{'title', 'aliases', 'line'} of a page: its names and its knowledge/index.md line."""
 
         def build() -> dict | None:
-            from brain.render import index_line  # jinja2: imported only when a card is built
+            from brain.render import index_line
 
             page = parse(path)
             if page is None:

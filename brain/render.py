@@ -1,28 +1,16 @@
-"""Generated files: `knowledge/index.md` and `sessions/index.md` (jinja2 templates, docs/FORMATS.md).
+"""Generated files: `knowledge/index.md` and `sessions/index.md` (docs/FORMATS.md).
 
 Output depends only on the pages it lists, sorted, so two renders of one Brain are byte-identical.
+Both are a title and lists of lines, built as strings: a template engine's import alone was a
+seventh of a nightly run's start.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
-
-import jinja2
 
 from brain import layout
 from brain.page import Page
 
 TYPE_HEADINGS = {t: folder.capitalize() for t, folder in layout.TYPE_FOLDERS.items()}
-
-
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.PackageLoader("brain", "templates"),
-        autoescape=False,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-    )
 
 
 def one_line(text: str | None) -> str:
@@ -54,12 +42,12 @@ def render_knowledge_index_lines(lines: dict[str, str]) -> str:
         loc = layout.page_location(path)
         if loc:
             by_type.setdefault(loc[0], []).append((loc[1], line))
-    groups = [
-        {"heading": TYPE_HEADINGS[t], "lines": [line for _, line in sorted(by_type[t])]}
-        for t in layout.PAGE_TYPES
-        if t in by_type
-    ]
-    return _env().get_template("knowledge_index.md.j2").render(groups=groups)
+    out = ["# Index\n"]
+    for t in layout.PAGE_TYPES:  # a `## Heading` per type that has pages, in layout order
+        if t in by_type:
+            out.append(f"\n## {TYPE_HEADINGS[t]}\n")
+            out += [line + "\n" for _, line in sorted(by_type[t])]
+    return "".join(out)
 
 
 def session_index_line(summary: Page) -> str:
@@ -82,4 +70,4 @@ def render_sessions_index(summaries: dict[str, Page]) -> str:
 def render_sessions_index_lines(entries: dict[str, tuple[str, str]]) -> str:
     """sessions/index.md from session id → (started, line), for callers that cache lines."""
     ordered = sorted(entries.items(), key=lambda kv: (kv[1][0], kv[0]), reverse=True)
-    return _env().get_template("sessions_index.md.j2").render(lines=[line for _, (_, line) in ordered])
+    return "# Sessions\n" + ("\n" + "".join(line + "\n" for _, (_, line) in ordered) if ordered else "")
