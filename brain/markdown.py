@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:  # imported by markdown(): what Dream writes takes the line scanner, and a
+    # nightly run need not import markdown-it at all (20 ms of its start)
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|#]*)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
 _CITE_RE = re.compile(r"\[cite:(\d{1,6})\]")
@@ -90,6 +94,8 @@ def _ref_rule(state: StateInline, silent: bool) -> bool:
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """The shared parser (CommonMark + tables), with the ref rule before links."""
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark").enable("table")
     md.inline.ruler.before("link", "brain_ref", _ref_rule)
     return md
