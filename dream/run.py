@@ -33,7 +33,7 @@ from dream.report import RunReport
 from dream.offline.facts import DEFAULT_OWNER
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
-from dream.state import SessionState, parse_state
+from dream.state import SessionState, parse_state, shard_problem
 from dream.timing import PhaseClock
 from dream.sync import apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
@@ -107,7 +107,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     head = repo.head()
     head_pages = set(repo.git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE).split()) if head else set()
     # Pages the owner deleted (committed or not) are forgotten before anything can link to them.
-    deleted = sorted(p for p in head_pages | set(state.written) if layout.is_page_path(p) and not live.exists(p))
+    deleted = _deleted_pages(repo, head, head_pages, live, state)
     forgotten = [layout.page_location(p)[1] for p in deleted]
     already = set(instructions.forget)  # what forget.md lists now: those need no new line
     if forgotten:
@@ -164,6 +164,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     stage_notes(comp)
     if not sessions:
         report.status, report.reason = "failed", report.stopped or "no pending session could be read (see problems)"
+        _shard_problems(report, state)
         return _finish(root, run_id, report)
     clock.mark("update")
     update_pages(comp)
@@ -239,10 +240,33 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         if not settings.dry_run:  # a dry run leaves only its run folder
             comp.save_digests(landed)
             comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
+    _shard_problems(report, state)
     try:
         return _finish(root, run_id, report)
     finally:
         comp.cache.wait()  # the next run (after the lock) finds every card this one learned
+
+
+def _deleted_pages(repo: BrainRepo, head: str | None, head_pages: set[str], live: DirTree, state) -> list[str]:
+    """Pages gone from the working tree that HEAD has, or that Dream wrote and a commit since its
+    last one deleted: the owner's deletions, committed or not.
+
+    Asked of git, not of `state.written` (57,000 paths on the 10k Brain, kept in shards that a run
+    reads only as it needs them): a page Dream wrote is in its last commit, unless a run since saw
+    it gone and dropped it from the map already."""
+    gone = {p for p in head_pages if not live.exists(p)}
+    last = repo.git("log", "-1", "--format=%H", head, "--", layout.STATE) if head else ""
+    if last:
+        since = repo.git("diff", "--name-only", "--no-renames", "--diff-filter=D", last, head, "--", layout.KNOWLEDGE)
+        gone |= {p for p in since.split("\n") if p and not live.exists(p) and p in state.written}
+    return sorted(p for p in gone if layout.is_page_path(p))
+
+
+def _shard_problems(report: RunReport, state) -> None:
+    """Unreadable `.dream/written/` shards the run met (read as needed) go into its problems."""
+    problem = shard_problem(state.written)
+    if problem and problem not in report.problems:
+        report.problems.append(problem)
 
 
 def _finish(root: Path, run_id: str, report: RunReport) -> RunReport:

@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
@@ -44,18 +45,104 @@ class EntityState(BaseModel):
     slug: str | None = None
 
 
+class Written(MutableMapping):
+    """`written`: path → git blob id of Dream's last write, read shard by shard as paths are asked.
+
+    A nightly run asks about the few dozen files it writes, of 57,000 on the 10k Brain: only their
+    shards are parsed, and only the ones that changed rendered again. Iterating, len() and == read
+    every shard. An entry in a shard it does not belong to is not taken (its file is the owner's);
+    an unreadable shard is named in `problems` when it is first needed."""
+
+    def __init__(self, entries: dict[str, str] | None = None, read: Callable[[str], str | None] | None = None) -> None:
+        self._read = read  # shard path → text or None; None: nothing to read (a new or version 1 state)
+        self._shards: dict[str, dict[str, str]] = {}  # shard → its entries now
+        self._as_read: dict[str, dict[str, str]] = {}  # shard → its entries as read (what render compares)
+        self.problems: list[str] = []  # unreadable shards met so far
+        for path, blob in (entries or {}).items():
+            self._shards.setdefault(written_shard(path), {})[path] = blob
+
+    def _entries(self, shard: str) -> dict[str, str]:
+        entries = self._shards.get(shard)
+        if entries is None:
+            entries = self._shards[shard] = dict(self._load(shard))
+        return entries
+
+    def _load(self, shard: str) -> dict[str, str]:
+        raw = self._read(shard) if self._read is not None else None
+        if raw is None:
+            found: dict[str, str] = {}
+        else:
+            try:
+                found = json.loads(raw)
+            except ValueError:
+                found = None
+            if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+                self.problems.append(shard)
+                found = {}
+            found = {path: blob for path, blob in found.items() if written_shard(path) == shard}
+        self._as_read[shard] = found
+        return found
+
+    def _all(self) -> dict[str, dict[str, str]]:
+        if self._read is not None:
+            for shard in WRITTEN_SHARDS:
+                self._entries(shard)
+        return self._shards
+
+    def __getitem__(self, path: str) -> str:
+        return self._entries(written_shard(path))[path]
+
+    def __contains__(self, path: object) -> bool:
+        return isinstance(path, str) and path in self._entries(written_shard(path))
+
+    def __setitem__(self, path: str, blob: str) -> None:
+        self._entries(written_shard(path))[path] = blob
+
+    def __delitem__(self, path: str) -> None:
+        del self._entries(written_shard(path))[path]
+
+    def __iter__(self):
+        return (path for entries in list(self._all().values()) for path in list(entries))
+
+    def __len__(self) -> int:
+        return sum(map(len, self._all().values()))
+
+    def __repr__(self) -> str:
+        return f"Written({len(self._shards)} shards loaded)"
+
+    def render(self, more: dict[str, str] | None = None) -> dict[str, str]:
+        """Each shard whose entries (with `more`) differ from what was read: shard path → text.
+        A state that read nothing (new, or version 1) writes every shard that has entries."""
+        grouped: dict[str, dict[str, str]] = {}
+        for path, blob in (more or {}).items():
+            grouped.setdefault(written_shard(path), {})[path] = blob
+        out = {}
+        for shard in sorted(self._shards.keys() | grouped.keys()):
+            entries = {**self._entries(shard), **grouped.get(shard, {})}
+            before = self._as_read.get(shard)
+            if before is None and self._read is None:  # nothing was read: a shard is written when it has entries
+                if entries:
+                    out[shard] = dumps_indented(entries) + "\n"
+            elif entries != before:
+                out[shard] = dumps_indented(entries) + "\n"
+        return out
+
+
+def _as_written(value: object) -> object:
+    """A plain mapping (a version 1 state.json, a constructor argument) becomes a Written."""
+    return value if isinstance(value, Written) else Written(dict(value)) if isinstance(value, dict) else value
+
+
 class DreamState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     version: int = STATE_VERSION
     sessions: dict[str, SessionState] = Field(default_factory=dict)
     entities: dict[str, EntityState] = Field(default_factory=dict)
-    written: dict[str, str] = Field(default_factory=dict)  # path → git blob id of Dream's last write
+    # path → git blob id of Dream's last write, in `.dream/written/` (in state.json up to version 1)
+    written: Annotated[Written, BeforeValidator(_as_written)] = Field(default_factory=Written)
     slots: dict[str, list[str]] = Field(default_factory=dict)  # global slot → note paths that fill it
     mentions: dict[str, list[str]] = Field(default_factory=dict)  # page slug → notes of other pages naming it
     last_run: str | None = None
-
-    # shard file → its entries as read; None: nothing was read (a new or version 1 state): all are written
-    _shards: dict[str, dict[str, str]] | None = PrivateAttr(default=None)
 
     def render(self, last_run: str | None = None, written: dict[str, str] | None = None) -> dict[str, str]:
         """state.json and each `.dream/written/` shard whose entries changed since it was read: path → text.
@@ -67,23 +154,7 @@ class DreamState(BaseModel):
         data["version"] = STATE_VERSION
         if last_run is not None:
             data["last_run"] = last_run
-        out = {layout.STATE: dumps_indented(data) + "\n"}
-        merged = {**self.written, **written} if written else self.written
-        shards = self._shards
-        if shards is None:
-            changed, shards = merged, {}
-        else:
-            read = {path: blob for entries in shards.values() for path, blob in entries.items()}
-            changed = {path: blob for path, blob in merged.items() if read.get(path) != blob}
-            changed.update((path, None) for path in read.keys() - merged.keys())
-        grouped: dict[str, list[str]] = {}
-        for path in changed:
-            grouped.setdefault(written_shard(path), []).append(path)
-        for shard in sorted(grouped):
-            entries = {path: merged[path] for path in shards.get(shard, {}) if path in merged}
-            entries.update((path, merged[path]) for path in grouped[shard] if path in merged)
-            out[shard] = dumps_indented(entries) + "\n"
-        return out
+        return {layout.STATE: dumps_indented(data) + "\n", **self.written.render(written)}
 
 
 def written_shard(path: str) -> str:
@@ -228,11 +299,13 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
 
 
 def parse_state(text: str | None, read: Callable[[str], str | None] | None = None) -> tuple[DreamState, str | None]:
-    """The state, and a problem message when a file was unreadable. `read`: path → text or None,
-    to read the `.dream/written/` shards (without it they are not read: only sessions are wanted).
+    """The state, and a problem message when state.json was unreadable. `read`: path → text or
+    None, to read the `.dream/written/` shards as they are needed (without it none are: only
+    sessions are wanted); an unreadable shard is named in `state.written.problems` (see
+    `shard_problem`) and the files it listed are taken for the owner's until Dream writes them again.
 
-    A state.json of a newer version raises BrainError. An unreadable one gives a fresh state (every session is treated as new); an unreadable
-    shard is left out (the files it listed are taken for the owner's until Dream writes them again)."""
+    A state.json of a newer version raises BrainError. An unreadable one gives a fresh state (every
+    session is treated as new)."""
     state, problem = DreamState(), None
     if text:
         try:
@@ -243,29 +316,19 @@ def parse_state(text: str | None, read: Callable[[str], str | None] | None = Non
     if state.version > STATE_VERSION:  # going on would write it back without what this version cannot read
         raise BrainError(f"{layout.STATE} is version {state.version}, written by a newer Dream (this one reads up to "
                          f"{STATE_VERSION})", "upgrade brain-dream, then run it again")
-    if read is None or state.version < 2:
-        return state, problem
-    shards, bad = {}, []
-    for shard in WRITTEN_SHARDS:
-        raw = read(shard)
-        if raw is None:
-            continue
-        try:
-            entries = json.loads(raw)
-        except ValueError:
-            entries = None
-        if not isinstance(entries, dict) or not all(isinstance(v, str) for v in entries.values()):
-            bad.append(shard)
-            continue
-        shards[shard] = entries
-        state.written.update(entries)
-    state._shards = shards
-    if bad:
-        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        note = (f"{shown} {'is' if len(bad) == 1 else 'are'} unreadable: the files listed there are kept as "
-                "the owner's until Dream writes them again; restore them with `git checkout -- .dream/written`")
-        problem = f"{problem}; {note}" if problem else note
+    if read is not None and state.version >= 2:
+        state.written = Written(read=read)
     return state, problem
+
+
+def shard_problem(written: Written) -> str | None:
+    """What to tell the owner about the unreadable shards met so far (None when there were none)."""
+    bad = sorted(set(written.problems))
+    if not bad:
+        return None
+    shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+    return (f"{shown} {'is' if len(bad) == 1 else 'are'} unreadable: the files listed there are kept as "
+            "the owner's until Dream writes them again; restore them with `git checkout -- .dream/written`")
 
 
 def content_hash(data: bytes) -> str:

@@ -167,6 +167,18 @@ def test_a_page_deleted_and_committed_by_the_owner_is_recorded_and_never_recreat
     assert again.rejected == {} and KENJI not in again.pages_created
 
 
+def test_a_page_deleted_commits_ago_is_found_in_the_history_since_dreams_last_commit(compiled_copy: Path) -> None:
+    root = compiled_copy
+    git(root, "rm", "-q", KENJI)
+    git(root, "commit", "-q", "-m", "I do not want a page about Kenji")
+    (root / "guide.md").write_text((root / "guide.md").read_text(encoding="utf-8") + "\nMy own note.\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "an unrelated commit on top")
+    kenji_and_nadia_session(root)
+
+    report = dream(root, "2026-07-21T02:00:00Z")
+    _assert_forgotten(root, report, "kenji-mori", KENJI)
+
+
 def test_a_page_deleted_but_not_yet_committed_is_recorded_and_not_recreated(compiled_copy: Path) -> None:
     root = compiled_copy
     (root / KENJI).unlink()

@@ -8,7 +8,7 @@ import pytest
 
 from brain.errors import BrainError
 
-from dream.state import WRITTEN_SHARDS, DreamState, SessionState, parse_state, written_shard
+from dream.state import WRITTEN_SHARDS, DreamState, SessionState, parse_state, shard_problem, written_shard
 
 PATHS = {f"notes/ada/fact-{i}.md": f"{i:040x}" for i in range(300)} | {"knowledge/people/ada.md": "a" * 40}
 
@@ -61,8 +61,10 @@ def test_an_unreadable_shard_is_named_and_the_others_are_read() -> None:
     bad = written_shard("knowledge/people/ada.md")
     files[bad] = "{not json"
     state, problem = parse_state(files[".dream/state.json"], files.get)
-    assert problem == (f"{bad} is unreadable: the files listed there are kept as the owner's until Dream writes "
-                       "them again; restore them with `git checkout -- .dream/written`")
+    assert problem is None and shard_problem(state.written) is None  # shards are read as they are needed
+    assert "knowledge/people/ada.md" not in state.written  # its shard is read now, and found unreadable
+    assert shard_problem(state.written) == (f"{bad} is unreadable: the files listed there are kept as the owner's "
+                                            "until Dream writes them again; restore them with `git checkout -- .dream/written`")
     lost = {p for p in PATHS if written_shard(p) == bad}
     assert state.written == {p: b for p, b in PATHS.items() if p not in lost}
     assert parse_state(files[".dream/state.json"])[0].written == {}  # no reader: sessions only
@@ -90,3 +92,32 @@ def test_the_worktree_lists_the_shards_and_notes_a_linked_one(tmp_path) -> None:
     tree = DirTree(tmp_path)
     assert tree.files() == [".dream/written/0a.json", ".dream/written/0b.json", "elsewhere.json"]
     assert tree.symlinks() == [".dream/written/0b.json"]
+
+
+def test_a_run_reads_only_the_shards_it_asks_about_and_renders_only_those_it_changed() -> None:
+    files = _fresh()
+    asked = []
+
+    def read(rel: str) -> str | None:
+        asked.append(rel)
+        return files.get(rel)
+
+    state, _ = parse_state(files[".dream/state.json"], read)
+    assert asked == []
+    one = "notes/ada/fact-3.md"
+    assert state.written.get(one) == PATHS[one] and asked == [written_shard(one)]
+    out = state.render(last_run="r2", written={one: PATHS[one]})  # the same blob: nothing to write
+    assert sorted(out) == [".dream/state.json"]
+    out = state.render(last_run="r2", written={one: "d" * 40})
+    assert sorted(out) == [".dream/state.json", written_shard(one)]
+    assert json.loads(out[written_shard(one)]) == {**json.loads(files[written_shard(one)]), one: "d" * 40}
+    assert len(set(asked)) == 1
+
+
+def test_an_entry_in_a_shard_it_does_not_belong_to_is_not_taken() -> None:
+    files = _fresh()
+    path = "knowledge/people/ada.md"
+    other = next(s for s in WRITTEN_SHARDS if s != written_shard(path) and s in files)
+    files[other] = json.dumps({**json.loads(files[other]), "knowledge/people/zed.md": "e" * 40})
+    state, _ = parse_state(files[".dream/state.json"], files.get)
+    assert "knowledge/people/zed.md" not in state.written and state.written == PATHS
