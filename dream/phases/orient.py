@@ -41,7 +41,7 @@ def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, st
     """Every raw session with its content hash; unsafe names and symlinks are reported and skipped.
 
     `hashes_of(rels)`, when given, supplies the hashes (dream's cache: unchanged files are not read)."""
-    files, problems, found = [], [], []
+    problems, found = [], []
     prefix = layout.SESSIONS_RAW + "/"
     listing = tree.files()  # sorted: the folder's files are one range of it
     for rel in listing[bisect.bisect_left(listing, prefix) : bisect.bisect_left(listing, prefix[:-1] + "0")]:
