@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import os
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 _SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules"})
 #: Below .dream only these are part of the Brain; runs/, cache/ and the lock are machine state.
@@ -36,7 +36,10 @@ class DirTree:
     to be unchanged), so caches can look a file up without reading it (`key`).
     """
 
-    def __init__(self, root: Path, keys: dict[str, str] | None = None, folders: dict[str, str] | None = None) -> None:
+    def __init__(self, root: Path, keys: dict[str, str] | None = None, folders: dict[str, str] | None = None,
+                 listing: "Callable[[], tuple[list[str], list[str]] | None] | None" = None) -> None:
+        """`listing`: gives (files, symlinks) as `walk_sorted` does, walked elsewhere meanwhile
+        (dream.run forks it), or None: then the first `files()` walks the folder itself."""
         self.root = Path(root)
         self._root = os.fspath(self.root) + "/"
         self._files: list[str] | None = None
@@ -44,11 +47,13 @@ class DirTree:
         self._links: frozenset[str] = frozenset()
         self.keys = keys or {}
         self.folders = folders or {}  # folder → git tree id at HEAD, nothing under it changed (WorktreeScan)
+        self._listing = listing
 
     def files(self) -> list[str]:
         if self._files is None:
-            found, links = _walk(self.root)
-            self._files = sorted(found)
+            given, self._listing = self._listing() if self._listing is not None else None, None
+            found, links = given if _is_listing(given) else walk_sorted(self.root)
+            self._files = found
             self._listed, self._links = frozenset(found), frozenset(links)
         return self._files
 
@@ -196,6 +201,16 @@ def insert_sorted(listing: list[str], more: list[str]) -> list[str]:
         if i == len(out) or out[i] != rel:
             out.insert(i, rel)
     return out
+
+
+def walk_sorted(root: Path) -> tuple[list[str], list[str]]:
+    """Every file below root (what DirTree lists) and which of them are symlinks, both sorted."""
+    found, links = _walk(root)
+    return sorted(found), sorted(links)
+
+
+def _is_listing(value: object) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(type(part) is list for part in value)
 
 
 def _walk(root: Path) -> tuple[list[str], list[str]]:

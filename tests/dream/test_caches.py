@@ -434,3 +434,36 @@ def test_dream_cli_starts_git_scan_before_heavy_imports():
     probe = "import sys, dream.cli, brain.scan; print(sorted(m for m in ('pydantic', 'brain.repo', 'dream.run') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_run_with_the_walk_forked_commits_what_a_run_walking_itself_commits(compiled_copy: Path, tmp_path: Path, monkeypatch):
+    import dream.run as run_module
+
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    trees = {}
+    for root, threshold in ((compiled_copy, 10**12), (other, 0)):  # walked here; walked by a forked child
+        monkeypatch.setattr(run_module, "WALK_AHEAD_MIN_INDEX", threshold)
+        add_session(root, "2026-07-20-moving", "2026-07-20T09:00:00+00:00", NEW_TURNS)
+        report = dream(root, "2026-07-21T02:00:00Z")
+        assert report.status == "ok" and report.commit
+        trees[threshold] = git(root, "rev-parse", "HEAD^{tree}")
+    assert trees[0] == trees[10**12]
+
+
+def test_dirtree_takes_a_listing_given_and_walks_when_it_is_not_one(tmp_path: Path):
+    from brain.tree import walk_sorted
+
+    root = tmp_path / "brain"
+    for rel in ("knowledge/people/ada.md", "notes/ada/one.md", ".dream/state.json", ".dream/runs/r/x.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n", encoding="utf-8")
+    (root / "knowledge/people/link.md").symlink_to(root / "knowledge/people/ada.md")
+    walked = DirTree(root)
+    assert walk_sorted(root) == (walked.files(), walked.symlinks())
+    assert walked.files() == [".dream/state.json", "knowledge/people/ada.md", "knowledge/people/link.md", "notes/ada/one.md"]
+    given = DirTree(root, listing=lambda: (["a.md"], []))
+    assert given.files() == ["a.md"]  # what the walker saw is what the tree lists
+    for failed in (None, "garbage", ([], None)):  # a child that died, or sent something else
+        tree = DirTree(root, listing=lambda failed=failed: failed)
+        assert tree.files() == walked.files() and tree.symlinks() == walked.symlinks()
+        assert tree.is_symlink("knowledge/people/link.md")
