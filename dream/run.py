@@ -347,9 +347,9 @@ def _write_generated(comp: Compilation, report: RunReport, with_state: bool) -> 
     """knowledge/index.md, sessions/index.md, knowledge/log.md, forget.md from the staged view, and
     state.json and its changed shards `with_state` (the final time only: no check reads them)."""
     staged = comp.staged
-    lines, entries = _index_entries(comp)
-    staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(lines))
-    staged.write(layout.SESSIONS_INDEX, render_sessions_index_lines(entries))
+    knowledge_index, sessions_index = _index_texts(comp)
+    staged.write(layout.KNOWLEDGE_INDEX, knowledge_index)
+    staged.write(layout.SESSIONS_INDEX, sessions_index)
     staged.write(layout.KNOWLEDGE_LOG, _log_text(comp, report))
     if comp.forgotten:
         forget = staged.read(layout.FORGET) or "# Forget\n\n"
@@ -364,16 +364,45 @@ def _write_generated(comp: Compilation, report: RunReport, with_state: bool) -> 
             staged.write(path, text)
 
 
-def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+def _index_texts(comp: Compilation) -> tuple[str, str]:
+    """knowledge/index.md and sessions/index.md of the staged tree over the live one. A run renders
+    them before its gate and after it; they are rendered again only when a staged document's line
+    changed meanwhile (the gate dropped or edited it), not sorted and joined anew (10,000 lines)."""
+    staged = _staged_lines(comp)
+    key = (sorted(staged[0].items()), sorted(staged[1].items()))
+    if comp.index_memo is not None and comp.index_memo[0] == key:
+        return comp.index_memo[1]
+    lines, entries = _index_entries(comp, staged)
+    texts = (render_knowledge_index_lines(lines), render_sessions_index_lines(entries))
+    comp.index_memo = (key, texts)
+    return texts
+
+
+def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """Index lines of every page (path → line) and summary (session id → (started, line)) of the
     staged tree over the live one. The live files' lines are looked up once per run: a run
-    regenerates the indexes several times, and only the few staged files change between."""
+    regenerates the indexes several times, and only the few staged files change between.
+    `staged`: `_staged_lines(comp)`, when the caller has it."""
     if comp.live_index is None:
         pages = {p: c["line"] for p in comp.view.page_paths if (c := comp.view.page_card(p)) is not None}
         cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"))
         summaries = {p: (c["started"], c["line"]) for p, c in cards.items()}
         comp.live_index = (pages, summaries)
     live_pages, live_summaries = comp.live_index
+    staged_pages, staged_summaries = staged or _staged_lines(comp)
+    pages, summaries = dict(live_pages), dict(live_summaries)
+    for path, line in staged_pages.items():
+        _put(pages, path, line)
+    for path, entry in staged_summaries.items():
+        _put(summaries, path, entry)
+    lines = {p: pages[p] for p in sorted(pages)}
+    entries = {p.rsplit("/", 1)[1][:-3]: summaries[p] for p in sorted(summaries)}
+    return lines, entries
+
+
+def _staged_lines(comp: Compilation) -> tuple[dict[str, str | None], dict[str, tuple[str, str] | None]]:
+    """The index line of each staged page, and (started, line) of each staged summary; None for
+    one that does not parse (it has no line, whatever the live one had)."""
     written = comp.staged.written
     # Staged files as a view of the staged tree would see them (kinds, content keys, parses).
     upper = MemTree(written, comp.staged.root)
@@ -381,19 +410,18 @@ def _index_entries(comp: Compilation) -> tuple[dict[str, str], dict[str, tuple[s
     def parse(path: str) -> Page | None:
         return parse_cached(path, written[path])
 
-    pages, summaries = dict(live_pages), dict(live_summaries)
+    pages: dict[str, str | None] = {}
+    summaries: dict[str, tuple[str, str] | None] = {}
     prefix = layout.SESSIONS_SUMMARIES + "/"
     for path in written:
         kind = doc_kind(path)
         if kind == "page":
             card = comp.cache.page(path, upper, parse)
-            _put(pages, path, card["line"] if card is not None else None)
+            pages[path] = card["line"] if card is not None else None
         elif kind and path.startswith(prefix):
             card = comp.cache.summary(path, upper, parse)
-            _put(summaries, path, (card["started"], card["line"]) if card is not None else None)
-    lines = {p: pages[p] for p in sorted(pages)}
-    entries = {p.rsplit("/", 1)[1][:-3]: summaries[p] for p in sorted(summaries)}
-    return lines, entries
+            summaries[path] = (card["started"], card["line"]) if card is not None else None
+    return pages, summaries
 
 
 def _put(entries: dict, path: str, value) -> None:

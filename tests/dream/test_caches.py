@@ -397,6 +397,35 @@ def test_index_lines_of_a_staged_tree_follow_its_writes_and_drops(tmp_path: Path
     assert "A colleague." in _index_entries(comp)[0]["knowledge/people/ben.md"]
 
 
+def test_indexes_are_rendered_again_only_when_a_staged_line_changed(tmp_path: Path):
+    from types import SimpleNamespace
+
+    from brain.render import render_knowledge_index_lines, render_sessions_index_lines
+    from dream.run import _index_entries, _index_texts
+    from dream.staging import StagedTree
+
+    live = tmp_path / "live"
+    (live / "knowledge/people").mkdir(parents=True)
+    (live / "knowledge/people/ada.md").write_text("---\ntitle: Ada\ntype: person\nsummary: A friend.\n---\n# Ada\n", encoding="utf-8")
+    tree = DirTree(live)
+    cards = DocCache(tmp_path / "cards")
+    staged = StagedTree(tmp_path / "staged", tree)
+    comp = SimpleNamespace(view=BrainView(tree, cards=cards), staged=staged, cache=cards, live_index=None, index_memo=None)
+
+    def fresh():
+        lines, entries = _index_entries(comp)
+        return render_knowledge_index_lines(lines), render_sessions_index_lines(entries)
+
+    staged.write("knowledge/people/ben.md", "---\ntitle: Ben\ntype: person\nsummary: New.\n---\n# Ben\n")
+    first = _index_texts(comp)
+    assert first == fresh() and "[[ben|Ben]]" in first[0]
+    staged.write("knowledge/log.md", "# Log\n\n- another entry\n")  # not a document with an index line
+    assert _index_texts(comp) is first  # nothing it lists changed: the same texts, not rendered again
+    staged.drop("knowledge/people/ben.md")  # the gate dropped it
+    again = _index_texts(comp)
+    assert again == fresh() and "ben" not in again[0]
+
+
 def test_a_background_save_writes_what_a_save_here_writes(tmp_path: Path):
     paths = [f"notes/owner/fact-{i}.md" for i in range(300)] + ["knowledge/people/ada.md"]
     saved = {}
