@@ -119,11 +119,8 @@ class Written(MutableMapping):
         out = {}
         for shard in sorted(self._shards.keys() | grouped.keys()):
             entries = {**self._entries(shard), **grouped.get(shard, {})}
-            before = self._as_read.get(shard)
-            if before is None and self._read is None:  # nothing was read: a shard is written when it has entries
-                if entries:
-                    out[shard] = dumps_indented(entries) + "\n"
-            elif entries != before:
+            # A shard not read (a new or version 1 state) was empty before: written when it has entries.
+            if entries != self._as_read.get(shard, {}):
                 out[shard] = dumps_indented(entries) + "\n"
         return out
 
