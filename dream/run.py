@@ -92,12 +92,17 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     # The walk of every file (50 ms on the 10k Brain) is done by a forked process on the other core
     # while this one reads git's scan and the state; a failed child leaves DirTree to walk here.
     walker = run_forked(lambda: walk_sorted(root)) if _index_size(root) >= WALK_AHEAD_MIN_INDEX else None
-    live = DirTree(root, keys=scan.keys(), folders=scan.folders, listing=walker.result if walker is not None else None)
-    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
-    view = BrainView(live, cards=cache)
-    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
+    try:
+        live = DirTree(root, keys=scan.keys(), folders=scan.folders, listing=walker.result if walker is not None else None)
+        cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
+        view = BrainView(live, cards=cache)
+        state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
+        files, problems = list_session_files(live, lambda rels: cache.session_hashes(rels, live))  # takes the listing
+    except BaseException:
+        if walker is not None:  # a run stopped before the listing was read (a newer state.json): no child left blocked
+            walker.discard()
+        raise
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
-    files, problems = list_session_files(live, lambda rels: cache.session_hashes(rels, live))
     plan = plan_sessions(files, state, settings.max_sessions)
     run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
     report = RunReport(run_id=run_id, backend=backend.name, deferred=plan.deferred, problems=problems + ([state_problem] if state_problem else []))

@@ -496,3 +496,18 @@ def test_dirtree_takes_a_listing_given_and_walks_when_it_is_not_one(tmp_path: Pa
         tree = DirTree(root, listing=lambda failed=failed: failed)
         assert tree.files() == walked.files() and tree.symlinks() == walked.symlinks()
         assert tree.is_symlink("knowledge/people/link.md")
+
+
+def test_a_run_that_stops_before_the_listing_leaves_no_walker_behind(compiled_copy: Path, monkeypatch):
+    import dream.run as run_module
+    from brain.errors import BrainError
+
+    monkeypatch.setattr(run_module, "WALK_AHEAD_MIN_INDEX", 0)
+    started = []
+    real = run_module.run_forked
+    monkeypatch.setattr(run_module, "run_forked", lambda fn: started.append(real(fn)) or started[-1])
+    state = compiled_copy / ".dream/state.json"
+    state.write_text(json.dumps({**json.loads(state.read_text(encoding="utf-8")), "version": 3}), encoding="utf-8")
+    with pytest.raises(BrainError, match="newer Dream"):
+        dream(compiled_copy, "2026-07-21T02:00:00Z")
+    assert len(started) == 1 and started[0].pid == 0  # stopped and reaped, not left blocked on its pipe
