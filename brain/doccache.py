@@ -28,8 +28,8 @@ Parse = Callable[[str], Any]  # path → Page | None
 class DocCards:
     """Cards by path, each kept with the content key it was built from.
 
-    Persisted (when `folder` is set) as one JSON file per shard: pages, and raw sessions,
-    summaries and each topic's notes in BUCKETS shards apiece, loaded on first use and written
+    Persisted (when `folder` is set) as one JSON file per shard: pages, raw sessions and summaries
+    in BUCKETS shards apiece, each topic's notes in NOTE_BUCKETS, loaded on first use and written
     only when they changed, so a run pays only for the parts of the Brain it touches (the owner's
     notes alone are ~20 MB of cards on a 10,000-session Brain; a run adds a few).
     """
@@ -51,7 +51,7 @@ class DocCards:
         return entries
 
     def folder_entries(self, folder: str) -> dict[str, list]:
-        """Every entry of the BUCKETS shards of a folder that shard_of() buckets ("sessions/raw"),
+        """Every entry of the BUCKETS shards of a sessions folder ("sessions/raw"),
         merged: for loops that ask about every file there, without finding each one's shard."""
         merged: dict[str, list] = {}
         for i in range(BUCKETS):
@@ -231,9 +231,13 @@ class DocCards:
             os.replace(tmp, path)
 
 
-#: Shards per topic's notes and per sessions folder: a file is then written again only with the
-#: cards of its bucket, not with all of a folder's (a topic may hold 40,000 notes).
+#: Shards per sessions folder: a file is then written again only with the cards of its bucket, not
+#: with all of a folder's. A run asks about every raw session and summary, so all of them are read.
 BUCKETS = 64
+#: Shards per topic's notes. A run reads (and writes back) only the buckets of the notes it changes:
+#: the owner's topic holds ~40,000 notes on the 10k Brain, 20 MB of cards, and one session changes
+#: a dozen of them, so small buckets (~80 cards) keep that to a few hundred kilobytes.
+NOTE_BUCKETS = 512
 
 
 def entry_card(entry: object, key: str) -> dict | None:
@@ -251,8 +255,10 @@ def _summary_ok(card: dict) -> bool:
 def shard_of(path: str) -> str:
     """Which cache file holds a path's card: a bucket of a topic's notes, pages together, and so on."""
     parts = path.split("/", 2)
-    if len(parts) == 3 and parts[0] in ("notes", "sessions"):
-        return f"{parts[0]}/{parts[1]}/{zlib.crc32(parts[2].encode('utf-8')) % BUCKETS}"
+    if len(parts) == 3 and parts[0] == "notes":
+        return f"notes/{parts[1]}/{zlib.crc32(parts[2].encode('utf-8')) % NOTE_BUCKETS}"
+    if len(parts) == 3 and parts[0] == "sessions":
+        return f"sessions/{parts[1]}/{zlib.crc32(parts[2].encode('utf-8')) % BUCKETS}"
     return parts[0]
 
 
@@ -270,8 +276,21 @@ def code_fingerprint(*packages: str) -> str:
             spec = importlib.util.find_spec(name)
             folders = list(spec.submodule_search_locations or []) if spec else []
             for folder in folders:
-                for file in sorted(Path(folder).rglob("*")):
-                    if file.suffix in (".py", ".j2") and file.is_file():
-                        h.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+                for rel, file in _sources(folder):
+                    with open(file, "rb") as f:
+                        h.update(rel.encode() + b"\0" + f.read() + b"\0")
         _FINGERPRINTS[packages] = h.hexdigest()
     return _FINGERPRINTS[packages]
+
+
+def _sources(folder: str) -> list[tuple[str, str]]:
+    """(posix path under `folder`, file path) of its .py and .j2 files, sorted; bytecode folders
+    are not entered (a walk of them was most of the fingerprint's time)."""
+    out = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        base = os.path.relpath(top, folder).replace(os.sep, "/")
+        for name in files:
+            if name.endswith((".py", ".j2")):
+                out.append((name if base == "." else f"{base}/{name}", os.path.join(top, name)))
+    return sorted(out)

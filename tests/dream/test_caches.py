@@ -254,7 +254,7 @@ def test_state_renders_exactly_as_json_dumps():
 
 
 def test_a_save_rewrites_only_the_buckets_that_changed(tmp_path: Path):
-    from brain.doccache import BUCKETS, shard_of
+    from brain.doccache import NOTE_BUCKETS, shard_of
 
     folder = tmp_path / "cards"
     cards = DocCards(folder)
@@ -263,7 +263,7 @@ def test_a_save_rewrites_only_the_buckets_that_changed(tmp_path: Path):
         cards.remember(p, p.encode(), {"n": p})
     cards.save()
     files = sorted(folder.glob("*.json"))
-    assert 1 < len(files) <= BUCKETS
+    assert 1 < len(files) <= NOTE_BUCKETS
     before = {f: f.read_bytes() for f in files}
     again = DocCards(folder)
     assert all(again.get(p) == [blob_id(p.encode()), {"n": p}] for p in paths)
