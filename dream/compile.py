@@ -151,6 +151,21 @@ class Landed:
     folders: dict[str, str]  # topic folder → tree id in the new commit
 
 
+class TakenStems:
+    """The note stems a topic's folder holds, asked one by one (`stem in taken`), without a set of
+    them all: the owner's topic holds ~40,000 notes, and a run names a few new ones."""
+
+    def __init__(self, folder: str = "", has_doc: Callable[[str], bool] = lambda path: False) -> None:
+        self._folder, self._has_doc = folder, has_doc  # folder: "notes/<topic>/"
+        self._added: set[str] = set()
+
+    def __contains__(self, stem: object) -> bool:
+        return stem in self._added or (isinstance(stem, str) and self._has_doc(f"{self._folder}{stem}.md"))
+
+    def add(self, stem: str) -> None:
+        self._added.add(stem)
+
+
 @dataclass
 class TopicNotes:
     """A topic's notes with the indexes attach needs (equal statements, slots), kept in step.
@@ -163,7 +178,7 @@ class TopicNotes:
     notes: dict[str, Note] = field(default_factory=dict)
     by_key: dict[str, str] = field(default_factory=dict)  # statement key → path (current notes)
     by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
-    stems: set[str] = field(default_factory=set)
+    stems: TakenStems = field(default_factory=TakenStems)  # the file stems in use (note_slug)
     complete: bool = True
     view: TopicView | None = None
     stale: bool = False  # the view lost track (dream.digest.change): read the topic in full
@@ -285,7 +300,7 @@ class Compilation:
             found = self.topics[topic] = self._from_digest(topic, paths, tree) or TopicNotes()
             found.tree = tree
             found.section_of = self.backend.page_section
-            found.stems = {p.rsplit("/", 1)[1][:-3] for p in paths}
+            found.stems = TakenStems(f"{layout.NOTES}/{topic}/", self.view.has_doc)
             if found.complete:
                 self._read_all(found, paths)
         return found

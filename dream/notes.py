@@ -7,6 +7,7 @@ notes become its statements, superseded notes (with `until` and `superseded_by`)
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Container
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -110,7 +111,7 @@ def note_document(note: Note) -> tuple[Frontmatter, str]:
     return fm, f"{note.statement} {cites}\n"
 
 
-def note_slug(statement: str, taken: set[str]) -> str:
+def note_slug(statement: str, taken: Container[str]) -> str:
     base = layout.slugify(statement, fallback="fact")[:60].rstrip("-")
     slug, i = base, 2
     while slug in taken:
