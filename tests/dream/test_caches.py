@@ -205,14 +205,27 @@ def test_session_hashes_take_the_cache_only_where_git_vouches(tmp_path: Path):
     cache = DocCache(tmp_path / "cards")
     assert cache.session_hashes(paths, DirTree(root)) == truth  # cold: each file is read
     cache.save()
-    # A card that no longer matches its key is not believed; nor is a corrupt one.
-    warm = DocCache(tmp_path / "cards")
+    store = tmp_path / "cards" / DocCache.HASHES_FILE
     keys = {p: blob_id((root / p).read_bytes()) for p in paths}
-    warm.get(paths[0])[1]["sha256"] = "0" * 64  # a wrong hash, under the right key: believed
-    warm.get(paths[1])[0] = "f" * 40  # a stale key: the file is read again
-    warm.get(paths[2])[1]["sha256"] = 7  # not a hash: dropped and read again
+    assert store.read_text().splitlines()[1:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths]
+    # A line whose blob id is the file's is believed; a stale blob id or a malformed line is not.
+    lines = store.read_text().splitlines()
+    lines[1] = f"{paths[0]}\t{keys[paths[0]]}\t{'0' * 64}"  # a wrong hash, under the right key: believed
+    lines[2] = f"{paths[1]}\t{'f' * 40}\t{'0' * 64}"  # a stale key: the file is read again
+    lines[3] = f"{paths[2]}\t{keys[paths[2]]}\t7"  # not a hash: read again
+    store.write_text("\n".join(lines) + "\n")
+    warm = DocCache(tmp_path / "cards")
     got = warm.session_hashes(paths, DirTree(root, keys=keys))
     assert got == {paths[0]: "0" * 64, paths[1]: truth[paths[1]], paths[2]: truth[paths[2]]}
+    warm.save()  # what was read again is remembered
+    assert store.read_text().splitlines()[2:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
+    fewer = DocCache(tmp_path / "cards")
+    fewer.session_hashes(paths[1:], DirTree(root, keys=keys))
+    fewer.save()  # a path no longer asked about (its session was removed) is forgotten
+    assert store.read_text().splitlines()[1:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
+    # Other code's file is not believed.
+    other = DocCache(tmp_path / "cards", version="other")
+    assert other.session_hashes(paths, DirTree(root, keys=keys)) == truth
     # Without git's word (no keys) each file is read for its key, and the card under it is used.
     assert DocCache(tmp_path / "cards").session_hashes(paths, DirTree(root)) == truth
 
