@@ -300,9 +300,10 @@ class BrainView:
         """{'started', 'line'} of a session summary (None when it cannot be parsed)."""
         return self.cards.summary(path, self.tree, self.doc)
 
-    def summary_cards(self, paths: Iterable[str]) -> dict[str, dict]:
-        """summary_card() of many paths, those that parse (one loop over the cached cards)."""
-        return self.cards.summaries(paths, self.tree, self.doc)
+    def summary_cards(self, paths: Iterable[str], every: bool = False) -> dict[str, dict]:
+        """summary_card() of many paths, those that parse (one loop over the cached cards);
+        `every`: they are all the tree's summaries (the cache forgets others)."""
+        return self.cards.summaries(paths, self.tree, self.doc, every)
 
     # -- names ------------------------------------------------------------------------------
     @cached_property

@@ -93,48 +93,27 @@ class DocCache(DocCards):
     def drop_digest(self, topic: str) -> None:
         self.keep_file(self._digest_file(topic), None)
 
-    #: The content hash of each raw session by its git blob id, one line apiece in one file: a run
-    #: asks about every raw session (10,000 on the 10k Brain), and lines split in a few
-    #: milliseconds where the same cards as JSON took 35 ms to load.
+    #: The content hash of each raw session, one line apiece (brain.doccache.LineStore): a run asks
+    #: about every raw session (10,000 on the 10k Brain), and 64 JSON shards of them took 35 ms to load.
     HASHES_FILE = "raw-hashes.txt"
-
-    def _hashes(self) -> dict[str, tuple[str, str]]:
-        """path → (blob id, content hash) as the hashes file has them (empty when it is missing,
-        unreadable or written by other code)."""
-        raw = self.read_file(self.HASHES_FILE)
-        head, _, body = (raw or b"").partition(b"\n")
-        if head != f"version {self.version}".encode("ascii"):
-            return {}
-        out = {}
-        for line in body.decode("utf-8", errors="replace").split("\n"):
-            parts = line.split("\t")
-            if len(parts) == 3 and len(parts[1]) == 40 and len(parts[2]) == 64:
-                out[parts[0]] = (parts[1], parts[2])
-        return out
 
     def session_hashes(self, paths: list[str], tree: Tree) -> dict[str, str]:
         """The content hash of each raw session (what `.dream/state.json` records): the remembered
         one where git vouches for the file and its blob id is the one remembered, else from its
-        bytes. The file is written again (with the next save) only when a hash was new, or a
-        path is no longer asked about."""
-        known = self._hashes()
-        key_of, read = tree.key, tree.read_bytes
+        bytes. `paths` are all the raw sessions: the lines of others are forgotten."""
+        store = self.store(self.HASHES_FILE, 1)
+        store.keep_only(paths)
+        key_of, read, get = tree.key, tree.read_bytes, store.get
         out: dict[str, str] = {}
-        kept: dict[str, tuple[str, str]] = {}
         for path in paths:
             key = key_of(path)
-            seen = known.get(path)
-            if key is not None and seen is not None and seen[0] == key:
-                out[path] = seen[1]
-                kept[path] = seen
+            hit = get(path, key) if key is not None else None
+            if hit is not None and len(hit[0]) == 64:
+                out[path] = hit[0]
                 continue
             data = read(path)
             out[path] = digest = content_hash(data)
-            if "\t" not in path and "\n" not in path:
-                kept[path] = (key or blob_id(data), digest)
-        if kept != known:
-            lines = [f"version {self.version}"] + [f"{p}\t{b}\t{h}" for p, (b, h) in sorted(kept.items())]
-            self.keep_file(self.HASHES_FILE, ("\n".join(lines) + "\n").encode("utf-8"))
+            store.put(path, key or blob_id(data), (digest,))
         return out
 
 

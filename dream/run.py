@@ -390,7 +390,7 @@ def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -
     `staged`: `_staged_lines(comp)`, when the caller has it."""
     if comp.live_index is None:
         pages = {p: c["line"] for p in comp.view.page_paths if (c := comp.view.page_card(p)) is not None}
-        cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"))
+        cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"), every=True)
         summaries = {p: (c["started"], c["line"]) for p, c in cards.items()}
         comp.live_index = (pages, summaries)
     live_pages, live_summaries = comp.live_index

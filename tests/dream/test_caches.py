@@ -524,3 +524,25 @@ def test_a_run_that_stops_before_the_listing_leaves_no_walker_behind(compiled_co
     with pytest.raises(BrainError, match="newer Dream"):
         dream(compiled_copy, "2026-07-21T02:00:00Z")
     assert len(started) == 1 and started[0].pid == 0  # stopped and reaped, not left blocked on its pipe
+
+
+def test_a_line_store_keeps_any_text_and_ignores_lines_of_the_wrong_shape():
+    from brain.doccache import LineStore
+
+    store = LineStore(None, "v1", 2)
+    odd = ("a\tb\\c\nd\\t", "")
+    store.put("sessions/summaries/x.md", "a" * 40, odd)
+    store.put("sessions/summaries/y.md", "b" * 40, ("2024-01-01", "- line"))
+    store.put("bad\tpath.md", "c" * 40, ("x", "y"))  # not kept: a tab would break its line
+    raw = store.render()
+    again = LineStore(raw, "v1", 2)
+    assert again.get("sessions/summaries/x.md", "a" * 40) == odd
+    assert again.get("sessions/summaries/y.md", "b" * 40) == ("2024-01-01", "- line")
+    assert again.get("sessions/summaries/y.md", "f" * 40) is None  # another blob: built again
+    assert again.get("bad\tpath.md", "c" * 40) is None
+    assert not again.dirty
+    torn = raw + b"sessions/summaries/z.md\t" + b"c" * 40 + b"\tonly one field\n" + b"short\tline\n"
+    assert set(LineStore(torn, "v1", 2).entries) == {"sessions/summaries/x.md", "sessions/summaries/y.md"}
+    assert LineStore(raw, "v2", 2).entries == {}  # written by other code
+    again.keep_only(["sessions/summaries/y.md"])
+    assert again.dirty and list(LineStore(again.render(), "v1", 2).entries) == ["sessions/summaries/y.md"]
