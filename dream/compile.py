@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import zlib
 from dataclasses import dataclass, field
 
 from pydantic import TypeAdapter
@@ -93,6 +94,37 @@ class DocCache(DocCards):
     def drop_digest(self, topic: str) -> None:
         self.keep_file(self._digest_file(topic), None)
 
+    def _bucket_file(self, topic: str, bucket: int) -> str:
+        return self._digest_file(topic)[: -len(".json")] + f"/{bucket}.json"
+
+    def key_bucket(self, topic: str, bucket: int, gen: str) -> dict | None:
+        """A bucket of a topic digest's key index as `keep_key_bucket` wrote it, when it is the
+        generation `gen` the digest names (else None: rebuilt from the notes)."""
+        raw = self.read_file(self._bucket_file(topic, bucket))
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        if not isinstance(data, dict) or [data.get(k) for k in ("version", "topic", "bucket", "gen")] != [self.version, topic, bucket, gen]:
+            return None
+        entries = data.get("entries")
+        if not isinstance(entries, dict) or not all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(p, str) for p in v))
+                                                    for v in entries.values()):
+            return None
+        return entries
+
+    def keep_key_bucket(self, topic: str, bucket: int, paths: dict[str, list[str]], was: str = "") -> str:
+        """Write a bucket of a topic's key index (statement key → current paths) with the next
+        save, unless it is the generation `was` already; returns its generation ("" when empty)."""
+        body = json.dumps({k: v[0] if len(v) == 1 else v for k, v in sorted(paths.items()) if v}, separators=(",", ":"))
+        if body == "{}":
+            return ""
+        gen = hashlib.blake2b(body.encode("utf-8"), digest_size=8).hexdigest()
+        if gen != was:
+            head = json.dumps({"version": self.version, "topic": topic, "bucket": bucket, "gen": gen}, separators=(",", ":"))
+            self.keep_file(self._bucket_file(topic, bucket), (head[:-1] + ',"entries":' + body + "}").encode("utf-8"))
+        return gen
+
     #: The content hash of each raw session, one line apiece (brain.doccache.LineStore): a run asks
     #: about every raw session (10,000 on the 10k Brain), and 64 JSON shards of them took 35 ms to load.
     HASHES_FILE = "raw-hashes.txt"
@@ -115,6 +147,72 @@ class DocCache(DocCards):
             out[path] = digest = content_hash(data)
             store.put(path, key or blob_id(data), (digest,))
         return out
+
+
+#: A topic digest's key index (statement key → current note paths) is kept inline up to this many
+#: keys, else in KEY_BUCKETS files of its own: the owner's topic has 15,000 keys on the 10k Brain
+#: (1.9 MB of JSON), and a run looks up the few its new facts have.
+INLINE_KEYS = 2000
+KEY_BUCKETS = 256
+
+
+def key_bucket(key: str) -> int:
+    return zlib.crc32(key.encode("utf-8")) % KEY_BUCKETS
+
+
+class KeyIndex:
+    """TopicNotes.key_paths of a topic from a digest with bucket files: a bucket is read when a key
+    in it is first asked. `firsts` is TopicNotes.by_key over the same buckets (each key's first
+    path as read). A bucket whose file is missing or of another generation is rebuilt from the
+    topic's notes (`rebuild`: every bucket, as key → sorted paths of current notes)."""
+
+    def __init__(self, gens: list[str], read: Callable[[int, str], dict | None], rebuild: Callable[[], list[dict[str, list[str]]]]) -> None:
+        self.gens = gens
+        self._read, self._rebuild = read, rebuild
+        self._rebuilt: list[dict[str, list[str]]] | None = None
+        self.buckets: dict[int, dict[str, list[str]]] = {}  # read so far (and so, maybe changed)
+        self.firsts = FirstPaths(self)
+
+    def bucket(self, i: int) -> dict[str, list[str]]:
+        found = self.buckets.get(i)
+        if found is None:
+            raw = self._read(i, self.gens[i]) if self.gens[i] else {}
+            if raw is None:
+                if self._rebuilt is None:
+                    self._rebuilt = self._rebuild()
+                raw = self._rebuilt[i]
+            found = self.buckets[i] = {k: [v] if isinstance(v, str) else list(v) for k, v in raw.items()}
+            self.firsts.buckets[i] = {k: v[0] for k, v in found.items() if v}
+        return found
+
+    def get(self, key: str, default=None):
+        return self.bucket(key_bucket(key)).get(key, default)
+
+    def setdefault(self, key: str, default: list[str]) -> list[str]:
+        return self.bucket(key_bucket(key)).setdefault(key, default)
+
+
+class FirstPaths:
+    """statement key → the first current path (TopicNotes.by_key), bucket by bucket of a KeyIndex."""
+
+    def __init__(self, index: KeyIndex) -> None:
+        self._index = index
+        self.buckets: dict[int, dict[str, str]] = {}
+
+    def _of(self, key: str) -> dict[str, str]:
+        i = key_bucket(key)
+        if i not in self.buckets:
+            self._index.bucket(i)
+        return self.buckets[i]
+
+    def get(self, key: str, default=None):
+        return self._of(key).get(key, default)
+
+    def setdefault(self, key: str, default: str) -> str:
+        return self._of(key).setdefault(key, default)
+
+    def __delitem__(self, key: str) -> None:
+        del self._of(key)[key]
 
 
 def _note_card(note: Note) -> dict:
@@ -173,7 +271,7 @@ class TopicNotes:
     """
 
     notes: dict[str, Note] = field(default_factory=dict)
-    by_key: dict[str, str] = field(default_factory=dict)  # statement key → path (current notes)
+    by_key: dict[str, str] | FirstPaths = field(default_factory=dict)  # statement key → path (current notes)
     by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
     stems: TakenStems = field(default_factory=TakenStems)  # the file stems in use (note_slug)
     complete: bool = True
@@ -181,7 +279,7 @@ class TopicNotes:
     stale: bool = False  # the view lost track (dream.digest.change): read the topic in full
     load: Callable[[str], Note | None] = lambda path: None  # a note not read yet (incomplete topics)
     paths: set[str] = field(default_factory=set)  # every note path (incomplete topics)
-    key_paths: dict[str, list[str]] | None = None  # statement key → current paths (incomplete topics)
+    key_paths: dict[str, list[str]] | KeyIndex | None = None  # statement key → current paths (incomplete topics)
     section_of: Section_of | None = None  # backend.page_section
     put_paths: set[str] = field(default_factory=set)  # notes this run changed
     blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path → (blob id, text) rendered for it (stage_notes)
@@ -343,9 +441,18 @@ class Compilation:
             if not isinstance(key, str) or key.startswith(_TREE_KEY) or key != topic_key(self._tree_keys(paths)):
                 return None
         try:
-            raw = data["by_key"]
-            key_paths = {k: [v] if isinstance(v, str) else list(v) for k, v in raw.items()}
-            by_key = {k: v[0] for k, v in key_paths.items() if v}
+            key_paths: dict[str, list[str]] | KeyIndex
+            by_key: dict[str, str] | FirstPaths
+            if "keys" in data:  # the index in bucket files
+                gens = data["keys"]
+                if not isinstance(gens, list) or len(gens) != KEY_BUCKETS or not all(isinstance(g, str) for g in gens):
+                    raise ValueError("malformed key index")
+                key_paths = KeyIndex(list(gens), lambda i, gen: self.cache.key_bucket(topic, i, gen), lambda: self._key_buckets(paths))
+                by_key = key_paths.firsts
+            else:
+                raw = data["by_key"]
+                key_paths = {k: [v] if isinstance(v, str) else list(v) for k, v in raw.items()}
+                by_key = {k: v[0] for k, v in key_paths.items() if v}
             by_slot = {s: set(v) for s, v in data["by_slot"].items()}
             view, notes = None, {}
             loc = layout.page_location(self.page_path(topic) or "")
@@ -365,6 +472,15 @@ class Compilation:
             return None
         return TopicNotes(notes=notes, by_key=by_key, by_slot=by_slot, complete=False, view=view, load=self._load_note,
                           paths=set(paths), key_paths=key_paths)
+
+    def _key_buckets(self, paths: list[str]) -> list[dict[str, list[str]]]:
+        """The key index of a topic's notes as they are in the live tree, by bucket: statement key →
+        sorted paths of the current notes (a digest's bucket file was lost or damaged)."""
+        out: list[dict[str, list[str]]] = [{} for _ in range(KEY_BUCKETS)]
+        for path, card in self.cache.note_cards(sorted(paths), self.view.tree, self.view.doc):
+            if card["note"].get("until") is None:
+                out[key_bucket(card["key"])].setdefault(card["key"], []).append(path)
+        return out
 
     def _load_note(self, path: str) -> Note | None:
         page = self.view.doc(path)
@@ -438,17 +554,29 @@ class Compilation:
 
     def _keep_digest(self, topic: str, found: TopicNotes, key: str) -> None:
         assert found.view is not None
-        if found.complete:
+        index = found.key_paths if not found.complete else None
+        gens: list[str] | None = None
+        if isinstance(index, KeyIndex):  # only the buckets read can have changed
+            gens = list(index.gens)
+            for i, bucket in index.buckets.items():
+                gens[i] = self.cache.keep_key_bucket(topic, i, bucket, was=index.gens[i])
             key_paths: dict[str, list[str]] = {}
+        elif found.complete:
+            key_paths = {}
             for path in sorted(found.notes):
                 note = found.notes[path]
                 if note.current:
                     key_paths.setdefault(statement_key(note.statement), []).append(path)
         else:
-            key_paths = found.key_paths or {}
-        by_key = {k: v[0] if len(v) == 1 else v for k, v in sorted(key_paths.items()) if v}
+            key_paths = index or {}
+        if gens is None and len(key_paths) > INLINE_KEYS:
+            buckets: list[dict[str, list[str]]] = [{} for _ in range(KEY_BUCKETS)]
+            for k, v in key_paths.items():
+                buckets[key_bucket(k)][k] = v
+            gens = [self.cache.keep_key_bucket(topic, i, b) for i, b in enumerate(buckets)]
+        by_key = {k: v[0] if len(v) == 1 else v for k, v in sorted(key_paths.items()) if v} if gens is None else None
         cards = {p: _note_card(found.note(p)) for p in sorted(found.view.members())}
-        self.cache.keep_digest(topic, dump(key, by_key, found.by_slot, found.view, cards))
+        self.cache.keep_digest(topic, dump(key, by_key, found.by_slot, found.view, cards, gens))
 
     def _note_or_rebuild(self, path: str, card: dict) -> tuple[Note | None, str]:
         """A card's note and statement key; a corrupt card is built again from the note's file."""

@@ -199,10 +199,13 @@ def topic_key(entries: Iterable[tuple[str, str]]) -> str:
     return h.hexdigest()
 
 
-def dump(key: str, by_key: dict[str, str], by_slot: dict[str, set[str]], view: TopicView | None,
-         cards: dict[str, dict]) -> dict:
-    """The digest as JSON data (`cards`: the note cards of the view's members)."""
-    data: dict = {"key": key, "by_key": by_key, "by_slot": {s: sorted(p) for s, p in sorted(by_slot.items()) if p}}
+def dump(key: str, by_key: dict[str, str] | None, by_slot: dict[str, set[str]], view: TopicView | None,
+         cards: dict[str, dict], gens: list[str] | None = None) -> dict:
+    """The digest as JSON data (`cards`: the note cards of the view's members). The key index is
+    `by_key` inline, or, when `by_key` is None, the generation of each of its bucket files (`gens`,
+    dream.compile.KeyIndex)."""
+    data: dict = {"key": key, **({"by_key": by_key} if by_key is not None else {"keys": gens}),
+                  "by_slot": {s: sorted(p) for s, p in sorted(by_slot.items()) if p}}
     if view is not None:
         data["view"] = {
             "backend": view.backend,

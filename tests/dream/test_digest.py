@@ -246,3 +246,45 @@ def test_a_nightly_run_reads_only_the_notes_its_pages_show(compiled_copy: Path, 
     assert total > digest.CANDIDATES
     assert "nadia-rahman" not in read_in_full
     assert len(parsed) < 10  # what the digest did not hold already
+
+
+def _lose_buckets(root: Path) -> None:
+    folders = [d for d in (root / TOPICS).iterdir() if d.is_dir()]
+    assert folders
+    for d in folders:
+        shutil.rmtree(d)
+
+
+def _stale_buckets(root: Path) -> None:
+    files = sorted((root / TOPICS).glob("*/*.json"))
+    assert files
+    for f in files:
+        data = json.loads(f.read_text(encoding="utf-8"))
+        f.write_text(json.dumps({**data, "gen": "0" * 16}), encoding="utf-8")  # another generation than the digest names
+
+
+@pytest.mark.parametrize("spoil", [None, _lose_buckets, _stale_buckets], ids=["intact", "lost", "stale"])
+def test_a_key_index_in_bucket_files_commits_what_an_inline_one_does(compiled_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spoil) -> None:
+    """A large topic keeps its statement-key index in bucket files, read as keys are asked; lost or
+    stale ones are rebuilt from the notes. Either way the nights commit what inline indexes give."""
+    from dream import compile as compile_module
+
+    def said_again(root: Path) -> None:  # the second night restates swims of the first: found by their keys
+        _big_topic(root, "2026-07-09-again", 6, POOLS[:8])
+
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    inline = _runs(compiled_copy, said_again)
+    monkeypatch.setattr(compile_module, "INLINE_KEYS", 0)  # every topic's index in bucket files
+    rebuilt: list[int] = []
+    real = Compilation._key_buckets
+    monkeypatch.setattr(Compilation, "_key_buckets", lambda self, paths: (rebuilt.append(len(paths)), real(self, paths))[1])
+
+    def check_then_spoil(root: Path) -> None:
+        digests = {d["topic"]: d for d in (json.loads(f.read_text(encoding="utf-8")) for f in _digests(root))}
+        assert "keys" in digests["nadia-rahman"] and "by_key" not in digests["nadia-rahman"]  # the topic the night changed
+        if spoil is not None:
+            spoil(root)
+        said_again(root)
+
+    assert _runs(other, check_then_spoil) == inline
+    assert bool(rebuilt) == (spoil is not None)
