@@ -546,3 +546,38 @@ def test_a_line_store_keeps_any_text_and_ignores_lines_of_the_wrong_shape():
     assert LineStore(raw, "v2", 2).entries == {}  # written by other code
     again.keep_only(["sessions/summaries/y.md"])
     assert again.dirty and list(LineStore(again.render(), "v1", 2).entries) == ["sessions/summaries/y.md"]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path, seed: int):
+    """resolve() looks a name up per folder; a map of every document's folded name (how it was
+    built before) gives the same answers, capitals, ß, shared stems and aliases included."""
+    import random
+    from collections import defaultdict
+
+    from brain.tree import MemTree
+    from brain.view import doc_kind
+
+    rng = random.Random(seed)
+    stems = ["tea", "Tea", "TEA", "straße", "strasse", "s1", "ada", "Ada-B", "x", "only"]
+    files = {}
+    for _ in range(rng.randrange(5, 40)):
+        folder = rng.choice(["notes/ada/", "notes/Ben/", "notes/cleo/", "sessions/summaries/", "knowledge/people/"])
+        stem = rng.choice(stems)
+        if folder == "knowledge/people/":
+            stem = stem.lower()
+            aliases = ", ".join(rng.sample(stems, rng.randrange(3)))
+            files[f"{folder}{stem}.md"] = f"---\ntitle: {stem}\ntype: person\naliases: [{aliases}]\n---\n# {stem}\n"
+        else:
+            files[f"{folder}{stem}.md"] = "n\n"
+    view = BrainView(MemTree(files, tmp_path))
+    names: dict[str, set[str]] = defaultdict(set)
+    for path in files:
+        if doc_kind(path) is None:
+            continue
+        names[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
+        if doc_kind(path) == "page":
+            for alias in view.page_card(path)["aliases"]:
+                names[alias.strip().casefold()].add(path)
+    for asked in stems + [s.upper() for s in stems] + ["nobody", "", "ada/tea", " tea "]:
+        assert view.resolve(asked) == sorted(names.get(asked.strip().casefold(), ())), asked
