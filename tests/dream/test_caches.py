@@ -548,16 +548,19 @@ def test_a_line_store_keeps_any_text_and_ignores_lines_of_the_wrong_shape():
     assert again.dirty and list(LineStore(again.render(), "v1", 2).entries) == ["sessions/summaries/y.md"]
 
 
+@pytest.mark.parametrize("by_map", [False, True], ids=["by-folder", "by-map"])
 @pytest.mark.parametrize("seed", range(20))
-def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path, seed: int):
-    """resolve() looks a name up per folder; a map of every document's folded name (how it was
-    built before) gives the same answers, capitals, ß, shared stems and aliases included."""
+def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, by_map: bool):
+    """resolve() looks a name up per folder, then (asked many names) in a map of every stem; both
+    give what a map of every document's folded name gives, capitals, ß, shared stems and aliases included."""
     import random
     from collections import defaultdict
 
+    from brain import view as view_module
     from brain.tree import MemTree
     from brain.view import doc_kind
 
+    monkeypatch.setattr(view_module, "RESOLVE_MAP_AFTER", 0 if by_map else 10**6)
     rng = random.Random(seed)
     stems = ["tea", "Tea", "TEA", "straße", "strasse", "s1", "ada", "Ada-B", "x", "only"]
     files = {}
