@@ -29,10 +29,11 @@ Parse = Callable[[str], Any]  # path → Page | None
 class DocCards:
     """Cards by path, each kept with the content key it was built from.
 
-    Persisted (when `folder` is set) as one JSON file per shard: pages, raw sessions and summaries
-    in BUCKETS shards apiece, each topic's notes in NOTE_BUCKETS, loaded on first use and written
-    only when they changed, so a run pays only for the parts of the Brain it touches (the owner's
-    notes alone are ~20 MB of cards on a 10,000-session Brain; a run adds a few).
+    Persisted (when `folder` is set) as one JSON file per shard: pages, each sessions folder in
+    BUCKETS shards, each topic's notes in NOTE_BUCKETS, loaded on first use and written only when
+    they changed, so a run pays only for the parts of the Brain it touches (the owner's notes
+    alone are ~20 MB of cards on a 10,000-session Brain; a run adds a few). What a run asks of
+    every file of a folder (summary lines, raw session hashes) is kept in LineStores instead.
     """
 
     def __init__(self, folder: Path | None = None, version: str = "") -> None:
@@ -51,18 +52,6 @@ class DocCards:
         if entries is None:
             entries = self._shards[name] = self._load(name)
         return entries
-
-    def folder_entries(self, folder: str) -> dict[str, list]:
-        """Every entry of the BUCKETS shards of a sessions folder ("sessions/raw"),
-        merged: for loops that ask about every file there, without finding each one's shard."""
-        merged: dict[str, list] = {}
-        for i in range(BUCKETS):
-            name = f"{folder}/{i}"
-            entries = self._shards.get(name)
-            if entries is None:
-                entries = self._shards[name] = self._load(name)
-            merged.update(entries)
-        return merged
 
     def _file(self, name: str) -> Path:
         assert self.folder is not None
@@ -91,7 +80,7 @@ class DocCards:
         key = tree.key(path) or blob_id(tree.read_bytes(path))
         entries = self._entries(path)
         name = f"{path}#{slot}" if slot else path
-        hit = entry_card(entries.get(name), key)
+        hit = _entry_card(entries.get(name), key)
         if hit is not None:
             return hit
         card = build()
@@ -248,7 +237,7 @@ class DocCards:
 
 
 #: Shards per sessions folder: a file is then written again only with the cards of its bucket, not
-#: with all of a folder's. A run asks about every raw session and summary, so all of them are read.
+#: with all of a folder's.
 BUCKETS = 64
 #: Shards per topic's notes. A run reads (and writes back) only the buckets of the notes it changes:
 #: the owner's topic holds ~40,000 notes on the 10k Brain, 20 MB of cards, and one session changes
@@ -256,7 +245,7 @@ BUCKETS = 64
 NOTE_BUCKETS = 512
 
 
-def entry_card(entry: object, key: str) -> dict | None:
+def _entry_card(entry: object, key: str) -> dict | None:
     """The card of a cached entry `[blob id, card]` when the blob id is `key`."""
     if type(entry) is list and len(entry) == 2 and entry[0] == key and type(entry[1]) is dict:
         return entry[1]

@@ -341,7 +341,7 @@ class BrainView:
         summaries = layout.SESSIONS_SUMMARIES + "/"
         if self.paths_under(summaries):
             folders.append(summaries)
-        rest = paths[: bisect.bisect_left(paths, _PAGE_ROOT)] + paths[bisect.bisect_left(paths, _after(_PAGE_ROOT)) :]
+        rest = self._named_docs
         joined = "\0".join(rest)
         odd = []
         if joined.casefold() != joined:  # a name with capitals (an owner's file): found by its folded stem
@@ -349,12 +349,17 @@ class BrainView:
         return folders, odd
 
     @cached_property
+    def _named_docs(self) -> list[str]:
+        """The notes and summaries: the documents named by their file stem (every one but pages)."""
+        paths = self._doc_paths
+        return paths[: bisect.bisect_left(paths, _PAGE_ROOT)] + paths[bisect.bisect_left(paths, _after(_PAGE_ROOT)) :]
+
+    @cached_property
     def _stem_map(self) -> dict[str, list[str]]:
         """casefolded stem → the notes and summaries of that name, for a view asked many names (a
         full compile checks every document's links). Casefolded once, joined, then cut: a path holds
         no NUL and every document's ends in .md (`_kind`), so the cut gives one stem per path."""
-        paths = self._doc_paths
-        rest = paths[: bisect.bisect_left(paths, _PAGE_ROOT)] + paths[bisect.bisect_left(paths, _after(_PAGE_ROOT)) :]
+        rest = self._named_docs
         stems = [part.rpartition("/")[2] for part in ("\0".join(rest) + "\0").casefold().split(".md\0")[:-1]]
         out: dict[str, list[str]] = defaultdict(list)
         for stem, path in zip(stems, rest):

@@ -41,9 +41,9 @@ class UnitFailure:
 
 class DocCache(DocCards):
     """The run's cards, kept in `.dream/cache/cards/` (not committed): pages and summaries as
-    their names and index lines (brain.doccache), notes as Note models; the content hash of each
-    raw session in a file of its own (HASHES_FILE). An incremental run then parses (and, where git vouches for a file, reads) only
-    what changed, so its cost follows the change, not the size of the Brain.
+    their names and index lines (brain.doccache), notes as Note models, the content hash of each
+    raw session (HASHES_FILE). An incremental run then parses (and, where git vouches for a file,
+    reads) only what changed, so its cost follows the change, not the size of the Brain.
     """
 
     def note_card(self, path: str, tree: Tree, parse: Callable[[str], Page | None]) -> dict | None:
