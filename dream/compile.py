@@ -7,6 +7,7 @@ did on `report`; nothing here touches the repository (sync does, after the gate)
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import zlib
@@ -244,6 +245,18 @@ class Landed:
     writes: dict[str, str]  # path → text committed
     base_folders: dict[str, str]  # topic folder → tree id in the commit the run started from
     folders: dict[str, str]  # topic folder → tree id in the new commit
+
+    @functools.cached_property
+    def by_folder(self) -> dict[str, list[str]]:
+        """The written paths under each `notes/<topic>` folder, grouped in one pass: a first
+        compile writes ~57,000 files into ~400 topics, and a scan of them all per topic was 10 s."""
+        out: dict[str, list[str]] = {}
+        for path in self.writes:
+            first = path.find("/")
+            second = path.find("/", first + 1) if first > 0 else -1
+            if second > 0:
+                out.setdefault(path[:second], []).append(path)
+        return out
 
 
 class TakenStems:
@@ -540,8 +553,7 @@ class Compilation:
                 return None
         elif landed.base_folders.get(folder) != found.tree:
             return None
-        written = [p for p in landed.writes if p.startswith(prefix)]
-        if not found.put_paths.issuperset(written):
+        if not found.put_paths.issuperset(landed.by_folder.get(folder, ())):
             return None
         for path in found.put_paths:
             blob = found.blobs.get(path, (None, None))[0]
