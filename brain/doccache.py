@@ -195,20 +195,25 @@ class DocCards:
         `background`: a forked process writes them while the caller goes on (a full compile
         writes thousands of shard files); `wait()` reaps it. A shard it fails to write is only a
         cache miss for the next run, so its errors are not reported."""
+        appends: dict[str, bytes] = {}
         for name, store in self._stores.items():
             if store.dirty:
-                self._files[name] = store.render()
-        if self.folder is None or not (self._dirty or self._files):
+                batch = store.batch()
+                if batch is None:
+                    self._files[name] = store.render()
+                else:
+                    appends[name] = batch
+        if self.folder is None or not (self._dirty or self._files or appends):
             return
         self.wait()
         names, self._dirty = sorted(self._dirty), set()
         files, self._files = self._files, {}
         if background:
             # The child holds no descriptor of the parent's (the run lock) and leaves without cleanup.
-            self._saver = run_forked(lambda: self._write(names, files) or True)
+            self._saver = run_forked(lambda: self._write(names, files, appends) or True)
             if self._saver is not None:
                 return
-        self._write(names, files)
+        self._write(names, files, appends)
 
     def wait(self) -> None:
         """Wait for a background save to finish (whatever its outcome)."""
@@ -216,9 +221,13 @@ class DocCards:
         if saver is not None:
             saver.result()
 
-    def _write(self, names: list[str], files: dict[str, bytes | None] | None = None) -> None:
+    def _write(self, names: list[str], files: dict[str, bytes | None] | None = None, appends: dict[str, bytes] | None = None) -> None:
         assert self.folder is not None
         self.folder.mkdir(parents=True, exist_ok=True)
+        for name, data in sorted((appends or {}).items()):
+            # A LineStore's batch: a torn append fails its trailer's check and is ignored when read.
+            with open(self.folder / name, "ab") as f:
+                f.write(data)
         for name, data in sorted((files or {}).items()):
             path = self.folder / name
             if data is None:
@@ -301,19 +310,45 @@ class LineStore:
     """path → (git blob id, fields…) kept as text: a version line, then one line per path,
     `path TAB blob TAB field…`, with backslash, tab and newline escaped in fields. For what a run
     asks of every file of a large folder: splitting lines is several times faster than loading
-    the same entries as JSON. A line of the wrong shape is ignored (its file is read again)."""
+    the same entries as JSON. A line of the wrong shape is ignored (its file is read again).
+
+    The lines come in batches, each closed by a trailer line `TAB end TAB <lines> TAB <crc32>`. A
+    run that only adds or changes a few entries appends them as one batch (`batch()`) instead of
+    writing the 10,000 lines again; a later line for a path wins. A batch whose trailer is missing
+    or does not match (a torn append) is ignored with everything after it, and the file is written
+    whole next time, as it is once MAX_BATCHES have been appended or an entry was removed."""
+
+    #: Appended batches after which the next save writes the file whole again.
+    MAX_BATCHES = 64
 
     def __init__(self, raw: bytes | None, version: str, width: int) -> None:
-        self.width, self.version, self.dirty = width, version, False
+        self.width, self.version = width, version
         self.entries: dict[str, tuple[str, ...]] = {}  # path → (blob id, fields…)
+        self._added: dict[str, tuple[str, ...]] = {}  # entries put since the file was read or saved
+        self._filed: set[str] = set()  # paths of `_added` that the file holds a line of too
+        self._whole = True  # the next save writes the whole file (none readable yet, a removal, a torn batch)
+        self._removed = False
+        self._batches = 0
         head, _, body = (raw or b"").partition(b"\n")
-        if head != f"version {version}".encode("utf-8"):
+        if head != f"version {self.version}".encode("utf-8"):
             return
-        size = width + 2
-        for line in body.decode("utf-8", errors="replace").split("\n"):
-            parts = line.split("\t")
-            if len(parts) == size and len(parts[1]) == 40:
-                self.entries[parts[0]] = tuple(_unescape(f) if "\\" in f else f for f in parts[1:])
+        size, end, entries = width + 2, 0, self.entries
+        for m in _TRAILER.finditer(body):
+            segment = body[end : m.start()]
+            if zlib.crc32(segment) != int(m.group(2), 16) or segment.count(b"\n") != int(m.group(1)):
+                break
+            end = m.end()
+            self._batches += 1
+            for line in segment.decode("utf-8", errors="replace").split("\n"):
+                parts = line.split("\t")
+                if len(parts) == size and len(parts[1]) == 40:
+                    entries[parts[0]] = tuple(_unescape(f) if "\\" in f else f for f in parts[1:])
+        self._whole = end != len(body) or self._batches > self.MAX_BATCHES
+
+    @property
+    def dirty(self) -> bool:
+        """Something changed since the file was read: the next save writes it."""
+        return bool(self._added) or self._removed
 
     def get(self, path: str, key: str) -> tuple[str, ...] | None:
         """The fields remembered for `path` when they were built from the blob `key`."""
@@ -324,9 +359,12 @@ class LineStore:
         if "\t" in path or "\n" in path or len(fields) != self.width:
             return  # not kept: asked again, it is built again
         entry = (key, *fields)
-        if self.entries.get(path) != entry:
+        was = self.entries.get(path)
+        if was != entry:
+            if was is not None and path not in self._added:
+                self._filed.add(path)
             self.entries[path] = entry
-            self.dirty = True
+            self._added[path] = entry
 
     def keep_only(self, paths: Iterable[str]) -> None:
         """Forget the paths not in `paths` (files that are gone)."""
@@ -334,13 +372,32 @@ class LineStore:
         gone = [p for p in self.entries if p not in keep]
         for path in gone:
             del self.entries[path]
-        self.dirty = self.dirty or bool(gone)
+            # Only a line the file holds makes it be written whole; one put since is just not appended.
+            if self._added.pop(path, None) is None or path in self._filed:
+                self._removed = True
+
+    def batch(self) -> bytes | None:
+        """The entries changed since the file was read, as one batch to append to it; None when the
+        file must be written whole (`render`). The store counts as saved."""
+        if self._whole or self._removed or self._batches >= self.MAX_BATCHES:
+            return None
+        added, self._added, self._filed = self._added, {}, set()
+        self._batches += 1
+        return _batch(sorted(added.items()))
 
     def render(self) -> bytes:
-        self.dirty = False
-        lines = [f"version {self.version}"]
-        lines += ["\t".join((path, *(_escape(f) for f in entry))) for path, entry in sorted(self.entries.items())]
-        return ("\n".join(lines) + "\n").encode("utf-8")
+        """The whole file: the version line and every entry as one batch. The store counts as saved."""
+        self._added, self._filed, self._removed, self._whole, self._batches = {}, set(), False, False, 1
+        return f"version {self.version}\n".encode("utf-8") + _batch(sorted(self.entries.items()))
+
+
+_TRAILER = re.compile(rb"^\tend\t(\d+)\t([0-9a-f]{8})\n", re.MULTILINE)
+
+
+def _batch(items: list[tuple[str, tuple[str, ...]]]) -> bytes:
+    """Lines of entries and their trailer (line count, crc32 of the lines' bytes)."""
+    body = "".join("\t".join((path, *(_escape(f) for f in entry))) + "\n" for path, entry in items).encode("utf-8")
+    return body + f"\tend\t{len(items)}\t{zlib.crc32(body):08x}\n".encode("ascii")
 
 
 def _escape(field: str) -> str:

@@ -207,27 +207,43 @@ def test_session_hashes_take_the_cache_only_where_git_vouches(tmp_path: Path):
     cache.save()
     store = tmp_path / "cards" / DocCache.HASHES_FILE
     keys = {p: blob_id((root / p).read_bytes()) for p in paths}
-    assert store.read_text().splitlines()[1:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths]
+    assert _store_lines(store) == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths]
     # A line whose blob id is the file's is believed; a stale blob id or a malformed line is not.
-    lines = store.read_text().splitlines()
-    lines[1] = f"{paths[0]}\t{keys[paths[0]]}\t{'0' * 64}"  # a wrong hash, under the right key: believed
-    lines[2] = f"{paths[1]}\t{'f' * 40}\t{'0' * 64}"  # a stale key: the file is read again
-    lines[3] = f"{paths[2]}\t{keys[paths[2]]}\t7"  # not a hash: read again
-    store.write_text("\n".join(lines) + "\n")
+    lines = _store_lines(store)
+    lines[0] = f"{paths[0]}\t{keys[paths[0]]}\t{'0' * 64}"  # a wrong hash, under the right key: believed
+    lines[1] = f"{paths[1]}\t{'f' * 40}\t{'0' * 64}"  # a stale key: the file is read again
+    lines[2] = f"{paths[2]}\t{keys[paths[2]]}\t7"  # not a hash: read again
+    store.write_bytes(store.read_bytes().partition(b"\n")[0] + b"\n" + _batch(lines))
     warm = DocCache(tmp_path / "cards")
     got = warm.session_hashes(paths, DirTree(root, keys=keys))
     assert got == {paths[0]: "0" * 64, paths[1]: truth[paths[1]], paths[2]: truth[paths[2]]}
-    warm.save()  # what was read again is remembered
-    assert store.read_text().splitlines()[2:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
+    before = store.read_bytes()
+    warm.save()  # what was read again is remembered: appended as one batch, a later line winning
+    assert store.read_bytes().startswith(before)
+    assert _store_lines(store)[3:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
+    assert DocCache(tmp_path / "cards").session_hashes(paths, DirTree(root, keys=keys)) == got
     fewer = DocCache(tmp_path / "cards")
     fewer.session_hashes(paths[1:], DirTree(root, keys=keys))
-    fewer.save()  # a path no longer asked about (its session was removed) is forgotten
-    assert store.read_text().splitlines()[1:] == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
+    fewer.save()  # a path no longer asked about (its session was removed) is forgotten: written whole
+    assert _store_lines(store) == [f"{p}\t{keys[p]}\t{truth[p]}" for p in paths[1:]]
     # Other code's file is not believed.
     other = DocCache(tmp_path / "cards", version="other")
     assert other.session_hashes(paths, DirTree(root, keys=keys)) == truth
     # Without git's word (no keys) each file is read for its key, and the card under it is used.
     assert DocCache(tmp_path / "cards").session_hashes(paths, DirTree(root)) == truth
+
+
+def _store_lines(store: Path) -> list[str]:
+    """A LineStore file's entry lines, without its version line and batch trailers."""
+    return [line for line in store.read_text().splitlines()[1:] if not line.startswith("\t")]
+
+
+def _batch(lines: list[str]) -> bytes:
+    """Lines as one LineStore batch, with the trailer that vouches for them."""
+    import zlib
+
+    body = "".join(line + "\n" for line in lines).encode()
+    return body + f"\tend\t{len(lines)}\t{zlib.crc32(body):08x}\n".encode()
 
 
 def test_state_renders_exactly_as_json_dumps():
@@ -546,6 +562,60 @@ def test_a_line_store_keeps_any_text_and_ignores_lines_of_the_wrong_shape():
     assert LineStore(raw, "v2", 2).entries == {}  # written by other code
     again.keep_only(["sessions/summaries/y.md"])
     assert again.dirty and list(LineStore(again.render(), "v1", 2).entries) == ["sessions/summaries/y.md"]
+
+
+def test_a_line_store_appends_what_changed_and_ignores_a_torn_batch():
+    from brain.doccache import LineStore
+
+    a, b, c = "a" * 40, "b" * 40, "c" * 40
+    store = LineStore(None, "v1", 1)
+    store.put("x", a, ("one",))
+    store.put("y", a, ("two",))
+    assert store.batch() is None  # no file yet: written whole
+    raw = store.render()
+    again = LineStore(raw, "v1", 1)
+    again.put("y", b, ("three",))  # changed
+    again.put("z", a, ("four",))  # new
+    again.put("x", a, ("one",))  # the same: not written
+    batch = again.batch()
+    assert batch is not None and batch.count(b"\n") == 3  # two lines and the trailer
+    assert not again.dirty and again.batch() == b"\tend\t0\t00000000\n"
+    grown = LineStore(raw + batch, "v1", 1)
+    assert grown.entries == {"x": (a, "one"), "y": (b, "three"), "z": (a, "four")}
+    assert not grown.dirty
+    # A torn append (the process died mid-write): that batch is ignored, the file written whole next.
+    for cut in (1, len(batch) // 2, len(batch) - 1):
+        torn = LineStore(raw + batch[:cut], "v1", 1)
+        assert torn.entries == {"x": (a, "one"), "y": (a, "two")}
+        torn.put("w", c, ("five",))
+        assert torn.batch() is None
+        assert LineStore(torn.render(), "v1", 1).entries == {"x": (a, "one"), "y": (a, "two"), "w": (c, "five")}
+    # A batch whose bytes were changed after it was written is not believed, nor what follows it.
+    forged = raw + batch.replace(b"three", b"thrEE") + LineStore(raw, "v1", 1).batch()
+    assert LineStore(forged, "v1", 1).entries == {"x": (a, "one"), "y": (a, "two")}
+    # An entry put since the file was read and then forgotten is only not appended.
+    fresh = LineStore(raw, "v1", 1)
+    fresh.put("n", c, ("new",))
+    fresh.keep_only(["x", "y"])
+    assert not fresh.dirty
+    fresh.put("n", c, ("new",))
+    assert LineStore(raw + fresh.batch(), "v1", 1).entries["n"] == (c, "new")
+    # A removal of a line the file holds (changed since or not), or too many batches, writes it whole.
+    changed = LineStore(raw, "v1", 1)
+    changed.put("y", c, ("changed",))
+    changed.keep_only(["x"])
+    assert changed.dirty and changed.batch() is None
+    grown.keep_only(["x", "z"])
+    assert grown.dirty and grown.batch() is None
+    many = raw
+    for i in range(LineStore.MAX_BATCHES - 1):  # the whole file is the first batch
+        step = LineStore(many, "v1", 1)
+        step.put("x", a, (f"v{i}",))
+        many += step.batch()
+    last = LineStore(many, "v1", 1)
+    assert last.entries["x"] == (a, f"v{LineStore.MAX_BATCHES - 2}")
+    last.put("x", a, ("again",))
+    assert last.batch() is None
 
 
 @pytest.mark.parametrize("by_map", [False, True], ids=["by-folder", "by-map"])
