@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -146,13 +147,14 @@ def blob_id(data: bytes) -> str:
     return h.hexdigest()
 
 
-def worktree_keys(root: Path) -> dict[str, str]:
+def worktree_keys(root: Path) -> "Mapping[str, str]":
     """Blob ids of the tracked files whose working-tree bytes git vouches equal the index's, by path.
 
     One `git ls-files` and one `git status` (git's own stat cache, racy-safe; `--no-optional-locks`
     so the owner's git never finds our index.lock). Left out, to be read by the caller: files
     git reports changed, unmerged, assume-unchanged or skip-worktree entries, symlinks,
-    submodules, and everything when git fails or content filters may rewrite bytes.
+    submodules, and everything when git fails or content filters may rewrite bytes. Read as asked
+    (brain.scan.GitKeys).
     """
     return WorktreeScan(root).keys()
 

@@ -1,0 +1,138 @@
+"""GitKeys reads `git ls-files` output as paths are asked (bisection, or a folder parsed once); it
+must answer what a parse of the whole output answers, for any path asked."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from brain.scan import GitKeys, WorktreeScan
+from brain.tree import DirTree
+
+
+def _git(root: Path, *args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True).stdout
+
+
+def _whole_parse(listed: bytes, status: bytes) -> dict[str, str]:
+    """Every key, parsed entry by entry (what `dream run` did before GitKeys)."""
+    entries = [e for e in status.split(b"\0") if len(e) > 3]
+    changed = {e[3:].decode("utf-8", "surrogateescape") for e in entries if e[1:2] != b" " or e[:1] == b"U"}
+    keys = {}
+    for entry in listed.split(b"\0"):
+        head, _, rel = entry.partition(b"\t")
+        path = rel.decode("utf-8", "surrogateescape")
+        if head[:9] in (b"H 100644 ", b"H 100755 ") and head[49:] == b" 0" and path not in changed:
+            keys[path] = head[9:49].decode("ascii")
+    return keys
+
+
+# Names whose order in bytes differs from a naive one: a sibling "a-b" sorts between "a" and "a/",
+# "a0" right after "a/", non-ASCII after ASCII; spaces; a tab.
+_NAMES = ["a", "a-b", "a.md", "a0", "ab", "b c", "é", "z", "Z", "_", "x\ty", "日本"]
+
+
+def _tree(root: Path, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    made = []
+    for _ in range(rnd.randint(1, 60)):
+        depth = rnd.choice([1, 2, 2, 3])
+        rel = "/".join(rnd.choice(_NAMES) for _ in range(depth)) + rnd.choice([".md", "", ".jsonl"])
+        path = root / rel
+        if any(p.is_file() for p in path.parents) or path.is_dir():
+            continue  # a file where a folder would be, or the reverse
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{rel} {rnd.random()}\n", encoding="utf-8")
+        made.append(rel)
+    return sorted(set(made))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_answer_is_the_whole_parses(tmp_path: Path, seed: int):
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    made = _tree(root, seed)
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    rnd = random.Random(seed)
+    for rel in rnd.sample(made, min(len(made), 6)):  # changed, staged, executable, deleted, assumed unchanged
+        action = rnd.choice(["edit", "stage", "exec", "delete", "assume"])
+        path = root / rel
+        if action == "delete":
+            path.unlink()
+            continue
+        path.write_text("changed\n", encoding="utf-8")
+        if action == "stage":
+            _git(root, "add", "--", rel)
+        elif action == "exec":
+            os.chmod(path, 0o755)
+            _git(root, "add", "--", rel)
+        elif action == "assume":
+            _git(root, "update-index", "--assume-unchanged", "--", rel)
+    (root / "untracked.md").write_text("new\n", encoding="utf-8")
+    listed = _git(root, "ls-files", "-s", "-v", "-z", "--full-name")
+    status = _git(root, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no")
+    truth = _whole_parse(listed, status)
+    asked = sorted({*made, "untracked.md", "a", "a/", "zz", "", "é/é.md"} | {rel[:-1] for rel in made} | {rel + "x" for rel in made})
+    for threshold in (0, 1, 1000):  # folders parsed at once, after a lookup, never
+        keys = GitKeys(listed, status)
+        keys.PARSE_AFTER = threshold
+        for _ in range(2):  # asked twice: the second time from a parsed folder, maybe
+            for rel in rnd.sample(asked, len(asked)):
+                assert keys.get(rel) == truth.get(rel), (threshold, rel)
+                assert (rel in keys) == (rel in truth)
+    assert dict(GitKeys(listed, status)) == truth
+    assert WorktreeScan(root).keys() == truth
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_folder_is_counted_clean_only_when_git_vouches_for_all_it_lists(tmp_path: Path, seed: int):
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q")
+    made = _tree(root, seed)
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    rnd = random.Random(seed)
+    for rel in rnd.sample(made, min(len(made), 2)):
+        (root / rel).write_text("changed\n", encoding="utf-8")
+    listed = _git(root, "ls-files", "-s", "-v", "-z", "--full-name")
+    status = _git(root, "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no")
+    truth = _whole_parse(listed, status)
+    keys = GitKeys(listed, status)
+    folders = sorted({rel[: i + 1] for rel in made for i, c in enumerate(rel) if c == "/"})
+    for folder in folders:
+        below = [rel for rel in made if rel.startswith(folder)]
+        clean = all(rel in truth for rel in below)
+        assert keys.clean_count(folder) == (len(below) if clean else None), folder
+
+
+def test_a_topic_folder_tree_is_given_only_for_exactly_its_listed_files(tmp_path: Path):
+    """DirTree.folder_tree counts instead of looking each note up; it gives what the lookup gives."""
+    root = tmp_path / "repo"
+    for topic in ("same", "extra", "nested", "linked"):
+        (root / "notes" / topic).mkdir(parents=True)
+        for i in range(3):
+            (root / "notes" / topic / f"n{i}.md").write_text(f"{topic} {i}\n", encoding="utf-8")
+    (root / "notes/extra/readme.txt").write_text("tracked, not a note\n", encoding="utf-8")
+    (root / "notes/nested/deeper").mkdir()
+    (root / "notes/nested/deeper/x.md").write_text("below a topic\n", encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "notes")
+    (root / "notes/linked/n3.md").symlink_to("n0.md")  # untracked: status -uno does not name it
+    (root / "notes/extra/n3.md").write_text("untracked\n", encoding="utf-8")
+    scan = WorktreeScan(root)
+    tree = DirTree(root, keys=scan.keys(), folders=scan.folders)
+    head = {t: _git(root, "rev-parse", f"HEAD:notes/{t}").decode().strip() for t in ("same", "extra", "nested", "linked")}
+    docs = {t: [f"notes/{t}/n{i}.md" for i in range(3)] for t in head}
+    assert tree.folder_tree("notes/same", docs["same"]) == head["same"]
+    assert tree.folder_tree("notes/nested", docs["nested"]) == head["nested"]  # the lookup of each says so too
+    # An untracked note beside a tracked file that is no note: as many of each, but not the same files.
+    assert tree.folder_tree("notes/extra", [*docs["extra"], "notes/extra/n3.md"]) is None
+    assert tree.folder_tree("notes/linked", [*docs["linked"], "notes/linked/n3.md"]) is None
