@@ -144,6 +144,11 @@ class GitKeys(Mapping):
             self._whole = self._parse("", every=True)
         return self._whole
 
+    def entries(self, folder: str) -> list[bytes]:
+        """git's index entries below `folder` ("a/b/"), as listed: b"<tag> <mode> <blob> <stage>\\t<path>"."""
+        start, end = self._range(folder)
+        return self._raw[start:end].split(b"\0")[:-1] if end > start else []
+
     def clean_count(self, folder: str) -> int | None:
         """How many files below `folder` ("a/b/") git vouches for, when that is every entry it lists
         there (none a symlink, a submodule or unmerged) and status names none of them; else None."""

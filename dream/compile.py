@@ -130,12 +130,20 @@ class DocCache(DocCards):
     #: about every raw session (10,000 on the 10k Brain), and 64 JSON shards of them took 35 ms to load.
     HASHES_FILE = "raw-hashes.txt"
 
-    def session_hashes(self, paths: list[str], tree: Tree) -> dict[str, str]:
+    #: Up to this many files (a nightly run's new sessions) are hashed from their bytes without
+    #: loading the remembered hashes of every raw session (1.4 MB on the 10k Brain).
+    HASH_DIRECT_MAX = 64
+
+    def session_hashes(self, paths: list[str], tree: Tree, every: bool = True) -> dict[str, str]:
         """The content hash of each raw session (what `.dream/state.json` records): the remembered
         one where git vouches for the file and its blob id is the one remembered, else from its
-        bytes. `paths` are all the raw sessions: the lines of others are forgotten."""
+        bytes. `every`: `paths` are all the raw sessions, and the lines of others are forgotten;
+        else a few are asked (dream.phases.orient.raw_sessions), and a handful are just read."""
+        if not every and len(paths) <= self.HASH_DIRECT_MAX:
+            return {path: content_hash(tree.read_bytes(path)) for path in paths}
         store = self.store(self.HASHES_FILE, 1)
-        store.keep_only(paths)
+        if every:
+            store.keep_only(paths)
         key_of, read, get = tree.key, tree.read_bytes, store.get
         out: dict[str, str] = {}
         for path in paths:

@@ -15,7 +15,7 @@ from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import BrainRepo, blob_id
-from brain.scan import WorktreeScan
+from brain.scan import GitKeys, WorktreeScan
 from brain.page import Page
 from brain.forked import run_forked
 from brain.tree import DirTree, MemTree, walk_sorted
@@ -27,7 +27,7 @@ from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
 from dream.phases.attach import attach_session, stage_notes
-from dream.phases.orient import list_session_files, plan_sessions
+from dream.phases.orient import RawSessions, RawSnapshot, next_snapshot, plan_sessions, raw_sessions
 from dream.phases.summarize import summarize_session, write_summaries
 from dream.phases.update import update_pages
 from dream.report import RunReport
@@ -93,11 +93,15 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     # while this one reads git's scan and the state; a failed child leaves DirTree to walk here.
     walker = run_forked(lambda: walk_sorted(root)) if _index_size(root) >= WALK_AHEAD_MIN_INDEX else None
     try:
-        live = DirTree(root, keys=scan.keys(), folders=scan.folders, listing=walker.result if walker is not None else None)
+        keys = scan.keys()
+        live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
         cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
         view = BrainView(live, cards=cache)
         state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
-        files, problems = list_session_files(live, lambda rels: cache.session_hashes(rels, live))  # takes the listing
+        raw = raw_sessions(live, keys.entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
+                           keys.named if isinstance(keys, GitKeys) else frozenset(), _raw_snapshot(cache, keys),
+                           lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
+        files, problems = raw.files, raw.problems
     except BaseException:
         if walker is not None:  # a run stopped before the listing was read (a newer state.json): no child left blocked
             walker.discard()
@@ -109,6 +113,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     if not plan.pending:
         report.status = "nothing-to-do"
         if not settings.dry_run:
+            _keep_raw_snapshot(cache, raw, state, keys.get(layout.STATE))
             cache.save()
         return report
 
@@ -241,6 +246,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                                 staged=(staged.root, written))
             report.commit = result.commit
             report.conflicts += result.conflicts
+            if result.commit and not result.rebased and layout.STATE in sync.writes:
+                _keep_raw_snapshot(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
             if result.commit and head and not result.rebased:
                 before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
                 if before is not None and after is not None:
@@ -254,6 +261,24 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         return _finish(root, run_id, report)
     finally:
         comp.cache.wait()  # the next run (after the lock) finds every card this one learned
+
+
+#: The cache file of what a run knew of sessions/raw/ (dream.phases.orient.RawSnapshot).
+RAW_SNAPSHOT = "raw-snapshot.bin"
+
+
+def _raw_snapshot(cache: DocCache, keys) -> RawSnapshot | None:
+    """The snapshot the last run left, when it describes the state.json the Brain holds now."""
+    state_blob = keys.get(layout.STATE) if keys else None
+    snapshot = RawSnapshot.load(cache.read_file(RAW_SNAPSHOT), cache.version) if state_blob else None
+    return snapshot if snapshot is not None and snapshot.state == state_blob else None
+
+
+def _keep_raw_snapshot(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> None:
+    """Keep, with the next cache save, what this run knew of sessions/raw/ under the state.json
+    that is now the blob `state_blob` (None: git cannot say; the old snapshot no longer applies)."""
+    if state_blob is not None and raw.entries:
+        cache.keep_file(RAW_SNAPSHOT, next_snapshot(raw, state, state_blob).dump(cache.version))
 
 
 def _deleted_pages(repo: BrainRepo, head: str | None, head_pages: set[str], live: DirTree, state) -> list[str]:

@@ -6,6 +6,8 @@ Reads the raw session files and `.dream/state.json`; writes nothing. `plan_sessi
 from __future__ import annotations
 
 import bisect
+import json
+import zlib
 from typing import Callable, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -37,14 +39,17 @@ class RunPlan(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, str]] | None = None) -> tuple[list[SessionFile], list[str]]:
+def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, str]] | None = None,
+                       rels: list[str] | None = None) -> tuple[list[SessionFile], list[str]]:
     """Every raw session with its content hash; unsafe names and symlinks are reported and skipped.
 
-    `hashes_of(rels)`, when given, supplies the hashes (dream's cache: unchanged files are not read)."""
+    `hashes_of(rels)`, when given, supplies the hashes (dream's cache: unchanged files are not read).
+    `rels`: only these files of the folder (sorted), not all it lists."""
     problems, found = [], []
     prefix = layout.SESSIONS_RAW + "/"
-    listing = tree.files()  # sorted: the folder's files are one range of it
-    for rel in listing[bisect.bisect_left(listing, prefix) : bisect.bisect_left(listing, prefix[:-1] + "0")]:
+    if rels is None:
+        rels = raw_listing(tree)
+    for rel in rels:
         name = rel[len(prefix) :]
         if "/" in name or not name.endswith(".jsonl"):
             problems.append(f"{rel}: not a session file (expected {prefix}<id>.jsonl); skipped")
@@ -60,6 +65,102 @@ def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, st
     digests = hashes_of([rel for _, rel in found]) if hashes_of is not None else {rel: content_hash(tree.read_bytes(rel)) for _, rel in found}
     files = [SessionFile(sid, digests[rel]) for sid, rel in found]
     return files, problems
+
+
+def raw_listing(tree: Tree) -> list[str]:
+    """The files below sessions/raw/ (a range of the sorted listing)."""
+    prefix = layout.SESSIONS_RAW + "/"
+    listing = tree.files()
+    return listing[bisect.bisect_left(listing, prefix) : bisect.bisect_left(listing, prefix[:-1] + "0")]
+
+
+class RawSnapshot(NamedTuple):
+    """What a run knew of sessions/raw/ when it ended, kept in the run's cache for the next one.
+
+    `entries` are git's index entries of the raw files git vouched for when the run began; `state` is
+    the blob id of the state.json the run committed. While state.json is still that blob, a file
+    whose entry is still among `entries` (and whose bytes git still vouches for) has the content it
+    had then, measured against the same state: it is pending now exactly when it was then, which
+    `pending` says (rel → (id, content hash)). `skipped` are those of them list_session_files
+    skipped (bad names, links): looked at again, so they are reported again. A nightly run then
+    examines only the files that are new, changed, pending or skipped, not each of 10,000."""
+
+    state: str
+    entries: frozenset[bytes]
+    pending: dict[str, tuple[str, str]]
+    skipped: frozenset[str]
+
+    def dump(self, version: str) -> bytes:
+        body = b"\0".join(sorted(self.entries))
+        head = {"version": version, "state": self.state, "pending": self.pending, "skipped": sorted(self.skipped),
+                "size": len(body), "crc": zlib.crc32(body)}
+        return json.dumps(head, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n" + body
+
+    @classmethod
+    def load(cls, raw: bytes | None, version: str) -> "RawSnapshot | None":
+        """The snapshot `dump` wrote with this `version`; None when absent, of other code, or damaged."""
+        if not raw:
+            return None
+        head_raw, _, body = raw.partition(b"\n")
+        try:
+            head = json.loads(head_raw)
+            ok = (head["version"] == version and head["size"] == len(body) and head["crc"] == zlib.crc32(body)
+                  and isinstance(head["state"], str) and all(isinstance(v, str) for v in head["skipped"])
+                  and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in head["pending"].values()))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return None
+        if not ok:
+            return None
+        return cls(head["state"], frozenset(body.split(b"\0")) if body else frozenset(),
+                   {rel: (v[0], v[1]) for rel, v in head["pending"].items()}, frozenset(head["skipped"]))
+
+
+class RawSessions(NamedTuple):
+    """The raw sessions a run examined (all, or those a snapshot could not vouch for) and what the
+    next snapshot is built from."""
+
+    files: list[SessionFile]
+    problems: list[str]
+    entries: dict[str, bytes]  # rel → git's index entry, of the raw files git vouches for now
+    examined: list[str]  # the files looked at (rels): `files` and the skipped ones
+
+
+def raw_sessions(tree: Tree, entries: list[bytes] | None, named: frozenset[str], snapshot: RawSnapshot | None,
+                 hashes_of: Callable[[list[str], bool], dict[str, str]] | None = None) -> RawSessions:
+    """The raw sessions to plan from: every one, or (with a `snapshot` of the current state.json)
+    those whose index entry is not among the snapshot's, that git does not vouch for, or that were
+    pending or skipped then. `entries`: git's index entries below sessions/raw/ (None: git cannot
+    say, and every file is examined); `named`: the paths git status names; `hashes_of(rels, every)`
+    supplies content hashes (`every`: rels are all the raw sessions)."""
+    listed = raw_listing(tree)
+    clean: dict[str, bytes] = {}
+    for entry in entries or ():
+        head, _, path = entry.partition(b"\t")
+        rel = path.decode("utf-8", "surrogateescape")
+        if (head[:9] == b"H 100644 " or head[:9] == b"H 100755 ") and head[49:] == b" 0" and rel not in named:
+            clean[rel] = entry
+    examined = listed
+    if snapshot is not None and entries is not None:
+        known, again = snapshot.entries, snapshot.pending.keys() | snapshot.skipped
+        examined = [rel for rel in listed if rel in again or clean.get(rel) not in known]
+    every = examined is listed
+    files, problems = list_session_files(tree, (lambda rels: hashes_of(rels, every)) if hashes_of is not None else None, examined)
+    return RawSessions(files, problems, clean, examined)
+
+
+def next_snapshot(raw: RawSessions, state: DreamState, state_blob: str) -> RawSnapshot:
+    """The snapshot to keep after a run that committed `state` as the blob `state_blob`."""
+    prefix = layout.SESSIONS_RAW + "/"
+    pending: dict[str, tuple[str, str]] = {}
+    taken = set()
+    for f in raw.files:
+        rel = f"{prefix}{f.id}.jsonl"
+        taken.add(rel)
+        seen = state.sessions.get(f.id)
+        if rel in raw.entries and (seen is None or seen.hash != f.hash):
+            pending[rel] = (f.id, f.hash)
+    skipped = frozenset(rel for rel in raw.examined if rel not in taken and rel in raw.entries)
+    return RawSnapshot(state_blob, frozenset(raw.entries.values()), pending, skipped)
 
 
 def plan_sessions(files: list[SessionFile], state: DreamState, max_sessions: int | None) -> RunPlan:

@@ -96,6 +96,23 @@ def test_a_spoilt_cache_gives_the_tree_of_a_warm_one(compiled_copy: Path, tmp_pa
     assert _next_run(other) == warm
 
 
+def test_a_nightly_run_looks_only_at_the_raw_sessions_that_are_new(compiled_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The snapshot of sessions/raw/ the last run left (dream.phases.orient.RawSnapshot) vouches for
+    the files it saw; without it every file is looked at, and the tree is the same."""
+    import dream.run as run_module
+
+    seen = []
+    real = run_module.raw_sessions
+    monkeypatch.setattr(run_module, "raw_sessions", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+    other = copy_brain(compiled_copy, tmp_path / "other")
+    assert (compiled_copy / CACHE / run_module.RAW_SNAPSHOT).is_file()
+    warm = _next_run(compiled_copy)
+    assert seen[-1].examined == ["sessions/raw/2026-07-20-moving.jsonl"]
+    (other / CACHE / run_module.RAW_SNAPSHOT).unlink()
+    assert _next_run(other) == warm
+    assert len(seen[-1].examined) == len(list((other / "sessions/raw").glob("*.jsonl")))
+
+
 def test_a_cache_from_an_older_brain_is_not_trusted_for_changed_files(compiled_copy: Path, tmp_path: Path):
     old_cache = tmp_path / "old-cache"
     shutil.copytree(compiled_copy / CACHE, old_cache)
