@@ -97,9 +97,10 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
         cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
         view = BrainView(live, cards=cache)
-        state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
+        snapshot = _raw_snapshot(cache, keys)  # given, it vouches that state.json is a render of this code's
+        state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
         raw = raw_sessions(live, keys.entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
-                           keys.named if isinstance(keys, GitKeys) else frozenset(), _raw_snapshot(cache, keys),
+                           keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                            lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
         files, problems = raw.files, raw.problems
     except BaseException:

@@ -125,6 +125,168 @@ class Written(MutableMapping):
         return out
 
 
+class Sessions(MutableMapping):
+    """`sessions`: session id → SessionState, read from state.json's text as ids are asked.
+
+    Built from a dict, it is that dict. Built from the text of the "sessions" object as a render
+    laid it out (`block`; the caller vouches that Dream rendered it: dream.run checks the blob id),
+    an id is found in the text and only its entry parsed, and a render splices the entries set or
+    deleted since into that text instead of laying out 10,000 sessions again. Iterating or len()
+    parse them all (the dict then holds them)."""
+
+    def __init__(self, entries: dict[str, SessionState] | None = None, block: str | None = None) -> None:
+        self._dict: dict[str, SessionState] | None = dict(entries or {}) if block is None else None
+        self._block = block
+        self._changed: dict[str, SessionState | None] = {}  # over the block: set, or deleted (None)
+
+    def _all(self) -> dict[str, SessionState]:
+        if self._dict is None:
+            raw = json.loads(self._block or "{}")
+            entries = {sid: SessionState.model_validate(v) for sid, v in raw.items()}
+            for sid, value in self._changed.items():
+                if value is None:
+                    entries.pop(sid, None)
+                else:
+                    entries[sid] = value
+            self._dict, self._block, self._changed = dict(sorted(entries.items())), None, {}
+        return self._dict
+
+    def _find(self, sid: str) -> tuple[int, int, bool]:
+        """Where the entry of `sid` is in the block, `"<sid>": {…}` without a separator: (start,
+        end, True); else (at, at, False), where it would be inserted (the closing "\\n }" when
+        it would come last). Found by bisection: entries are sorted by id, each starts a line
+        indented by two spaces with a quote, which no other line does (their lines have three)."""
+        return _find_entry(self._block or "{}", sid)
+
+    def _lookup(self, sid: str) -> SessionState | None:
+        if sid in self._changed:
+            return self._changed[sid]
+        start, end, found = self._find(sid)
+        if not found:
+            return None
+        text = self._block[start:end]  # type: ignore[index]
+        return SessionState.model_validate(json.loads(text[text.index(": {") + 2 :]))
+
+    def __getitem__(self, sid: str) -> SessionState:
+        value = self._all().get(sid) if self._dict is not None else self._lookup(sid)
+        if value is None:
+            raise KeyError(sid)
+        return value
+
+    def __contains__(self, sid: object) -> bool:
+        if not isinstance(sid, str):
+            return False
+        return sid in self._dict if self._dict is not None else self._lookup(sid) is not None
+
+    def __setitem__(self, sid: str, value: SessionState) -> None:
+        if self._dict is not None:
+            self._dict[sid] = value
+        else:
+            self._changed[sid] = value
+
+    def __delitem__(self, sid: str) -> None:
+        if sid not in self:
+            raise KeyError(sid)
+        if self._dict is not None:
+            del self._dict[sid]
+        else:
+            self._changed[sid] = None
+
+    def __iter__(self):
+        return iter(list(self._all()))
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"Sessions({'lazy' if self._dict is None else len(self._dict)})"
+
+    def render(self) -> str:
+        """The "sessions" object as `dumps_indented` lays it out one level down (pad "\n ")."""
+        if self._dict is not None:
+            return _dump_at(dict(sorted((k, v.model_dump()) for k, v in self._dict.items())), "\n ")
+        block = self._block or "{}"
+        try:
+            for sid, value in sorted(self._changed.items()):
+                entry = None if value is None else _encode(sid) + ": " + _dump_at(value.model_dump(), "\n  ")
+                block = _splice(block, _find_entry(block, sid), entry)
+        except _Unusual:
+            return Sessions(self._all()).render()
+        return block
+
+
+def _find_entry(block: str, sid: str) -> tuple[int, int, bool]:
+    """Sessions._find over `block`."""
+    first = block.find('\n  "')
+    if first < 0:
+        return len(block) - 1, len(block) - 1, False  # "{}": before its "}"
+    close_all = len(block) - 3  # "\n }"
+    if block[close_all:] != "\n }":
+        raise _Unusual
+    lo, hi = first + 3, close_all
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = block.rfind('\n  "', lo - 3, mid + 1) + 3
+        if json.loads(_key_at(block, start)) < sid:
+            end = _end_at(block, start)
+            lo = end + 4 if block.startswith(",\n  ", end) else close_all
+        else:
+            hi = start
+    if lo >= close_all or json.loads(_key_at(block, lo)) != sid:
+        return lo, lo, False
+    return lo, _end_at(block, lo), True
+
+
+def _key_at(block: str, start: int) -> str:
+    """The key of the entry at `start`, as JSON."""
+    colon = block.find('": {', start)
+    if colon < 0 or block[start] != '"':
+        raise _Unusual
+    return block[start : colon + 1]
+
+
+def _end_at(block: str, start: int) -> int:
+    """Where the entry at `start` ends (after its "\\n  }")."""
+    close = block.find("\n  }", start)
+    if close < 0:
+        raise _Unusual
+    return close + 4
+
+
+def _splice(block: str, where: tuple[int, int, bool], entry: str | None) -> str:
+    """`block` with the entry at `where` (`_find_entry`) replaced by `entry`, inserted, or removed (None)."""
+    start, end, found = where
+    if found and entry is not None:
+        return block[:start] + entry + block[end:]
+    if found:  # the entry goes with one separator ",\n  ": the one after it, else the one before
+        if block.startswith(",\n  ", end):
+            return block[:start] + block[end + 4 :]
+        if block[start - 4 : start] == ",\n  ":
+            return block[: start - 4] + block[end:]
+        return "{}"  # it was the only one
+    if entry is None:
+        return block
+    if block == "{}":
+        return "{\n  " + entry + "\n }"
+    if start == len(block) - 3:  # after the last entry
+        return block[:start] + ",\n  " + entry + block[start:]
+    return block[:start] + entry + ",\n  " + block[start:]
+
+
+def _dump_at(value: object, pad: str) -> str:
+    """`value` as dumps_indented lays it out where its lines are indented by `pad` (a newline and spaces)."""
+    return dumps_indented(value).replace("\n", pad)
+
+
+def _as_sessions(value: object) -> object:
+    """A plain mapping (a parsed state.json, a constructor argument) becomes a Sessions."""
+    if isinstance(value, Sessions):
+        return value
+    if isinstance(value, dict):
+        return Sessions({k: v if isinstance(v, SessionState) else SessionState.model_validate(v) for k, v in value.items()})
+    return value
+
+
 def _as_written(value: object) -> object:
     """A plain mapping (a version 1 state.json, a constructor argument) becomes a Written."""
     return value if isinstance(value, Written) else Written(dict(value)) if isinstance(value, dict) else value
@@ -133,7 +295,7 @@ def _as_written(value: object) -> object:
 class DreamState(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     version: int = STATE_VERSION
-    sessions: dict[str, SessionState] = Field(default_factory=dict)
+    sessions: Annotated[Sessions, BeforeValidator(_as_sessions)] = Field(default_factory=Sessions)
     entities: dict[str, EntityState] = Field(default_factory=dict)
     # path → git blob id of Dream's last write, in `.dream/written/` (in state.json up to version 1)
     written: Annotated[Written, BeforeValidator(_as_written)] = Field(default_factory=Written)
@@ -147,11 +309,22 @@ class DreamState(BaseModel):
         Sorted, stable JSON (one key per line at the top levels) so diffs stay readable.
         `last_run` and `written` (more entries) are applied to the output only, so a run can
         render its state several times without copying it."""
-        data = self.model_dump(exclude_none=True, exclude={"written"})
+        data = self.model_dump(exclude_none=True, exclude={"written", "sessions"})
         data["version"] = STATE_VERSION
         if last_run is not None:
             data["last_run"] = last_run
-        return {layout.STATE: dumps_indented(data) + "\n", **self.written.render(written)}
+        text = dumps_indented(data)
+        at = text.find(_AFTER_SESSIONS)  # keys are sorted: "sessions" comes right before "slots"
+        if at < 0:
+            raise BrainError(f"{layout.STATE} could not be laid out", "report this bug")
+        text = text[:at] + _SESSIONS_KEY + self.sessions.render() + text[at:]
+        return {layout.STATE: text + "\n", **self.written.render(written)}
+
+
+#: Where state.json's "sessions" object begins and what follows it, as `dumps_indented` lays out the
+#: state (sorted keys: … "mentions", "sessions", "slots", "version"; "slots" is always there).
+_SESSIONS_KEY = ',\n "sessions": '
+_AFTER_SESSIONS = ',\n "slots": '
 
 
 def written_shard(path: str) -> str:
@@ -295,18 +468,25 @@ def _dump(value: object, pad: str, out: list[str]) -> None:
         raise _Unusual
 
 
-def parse_state(text: str | None, read: Callable[[str], str | None] | None = None) -> tuple[DreamState, str | None]:
+def parse_state(text: str | None, read: Callable[[str], str | None] | None = None, rendered: bool = False) -> tuple[DreamState, str | None]:
     """The state, and a problem message when state.json was unreadable. `read`: path → text or
     None, to read the `.dream/written/` shards as they are needed (without it none are: only
     sessions are wanted); an unreadable shard is named in `state.written.problems` (see
     `shard_problem`) and the files it listed are taken for the owner's until Dream writes them again.
+    `rendered`: the caller vouches that `text` is a render of this code's (dream.run checks its blob
+    id): its sessions are then read as they are asked (Sessions), not all 10,000 parsed.
 
     A state.json of a newer version raises BrainError. An unreadable one gives a fresh state (every
     session is treated as new)."""
     state, problem = DreamState(), None
     if text:
+        block = None
+        if rendered and (start := text.find(_SESSIONS_KEY)) > 0 and (end := text.find(_AFTER_SESSIONS, start)) > 0:
+            block, text = text[start + len(_SESSIONS_KEY) : end], text[:start] + text[end:]
         try:
             state = DreamState.model_validate_json(text)
+            if block is not None:
+                state.sessions = Sessions(block=block)
         except ValueError as exc:
             first = str(exc).splitlines()[0]
             state, problem = DreamState(), f"{layout.STATE} is unreadable ({first}); every session will be treated as new"

@@ -121,3 +121,36 @@ def test_an_entry_in_a_shard_it_does_not_belong_to_is_not_taken() -> None:
     files[other] = json.dumps({**json.loads(files[other]), "knowledge/people/zed.md": "e" * 40})
     state, _ = parse_state(files[".dream/state.json"], files.get)
     assert "knowledge/people/zed.md" not in state.written and state.written == PATHS
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_state_read_as_asked_renders_what_a_parsed_one_renders(seed: int) -> None:
+    """parse_state(rendered=True) keeps the sessions as text, parses an entry when it is asked and
+    splices what changed into the text: the same bytes as a state parsed whole, after any changes."""
+    import random
+
+    rnd = random.Random(seed)
+    ids = [f"2026-01-{rnd.randint(1, 28):02d}-s{rnd.randint(0, 30)}" for _ in range(rnd.choice([0, 1, 2, 5, 40]))]
+    base = DreamState(sessions={sid: SessionState(hash=f"{rnd.getrandbits(64):016x}", turns=rnd.randint(1, 99), run="r1") for sid in ids})
+    text = base.render(last_run=rnd.choice([None, "r1"]))[".dream/state.json"]
+    assert text == json.dumps(json.loads(text), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    lazy, _ = parse_state(text, rendered=True)
+    whole, _ = parse_state(text)
+    assert repr(lazy.sessions) == "Sessions(lazy)"
+    for _ in range(rnd.randint(0, 8)):
+        known = sorted(whole.sessions)
+        sid = rnd.choice(known) if known and rnd.random() < 0.5 else f"2026-0{rnd.randint(1, 2)}-{rnd.randint(1, 28):02d}-s{rnd.randint(0, 30)}"
+        if sid in whole.sessions and rnd.random() < 0.4:
+            for state in (lazy, whole):
+                state.sessions.pop(sid)
+        else:
+            value = SessionState(hash="f" * 16, turns=rnd.randint(1, 99), run="r2")
+            for state in (lazy, whole):
+                state.sessions[sid] = value
+        probe = rnd.choice(known + [sid, "zzz", "0"])
+        assert lazy.sessions.get(probe) == whole.sessions.get(probe)
+        assert (probe in lazy.sessions) == (probe in whole.sessions)
+    assert lazy.render(last_run="r2") == whole.render(last_run="r2")
+    assert repr(lazy.sessions) == "Sessions(lazy)"  # nothing above needed every session parsed
+    assert dict(lazy.sessions) == dict(whole.sessions) and len(lazy.sessions) == len(whole.sessions)
+    assert lazy.render(last_run="r2") == whole.render(last_run="r2")
