@@ -175,6 +175,22 @@ class DocCards:
             out[path] = {"started": hit[0], "line": hit[1]}
         return out
 
+    #: The turn numbers of each raw session a citation was checked against, one line apiece: a
+    #: staged page cites dozens of sessions, and each was parsed to see that its turns exist.
+    TURNS_FILE = "raw-turns.txt"
+
+    def session_turns(self, path: str, key: str, build: Callable[[], str | None]) -> str | None:
+        """The turn numbers of the raw session at `path` whose blob is `key`, as `turn_ranges` writes
+        them: remembered, else `build()` (None: it cannot be read, and nothing is remembered)."""
+        store = self.store(self.TURNS_FILE, 1)
+        hit = store.get(path, key)
+        if hit is not None:
+            return hit[0]
+        spec = build()
+        if spec is not None:
+            store.put(path, key, (spec,))
+        return spec
+
     def links(self, path: str, tree: Tree, parse: Parse) -> dict | None:
         """{'links': the [[link]] targets a document names, 'updated': its front matter date or None}:
         what ranking index lines needs (brain.indexing.page_ranks), without parsing unchanged files."""
@@ -412,6 +428,26 @@ def _batch(items: list[tuple[str, tuple[str, ...]]]) -> bytes:
     """Lines of entries and their trailer (line count, crc32 of the lines' bytes)."""
     body = "".join("\t".join((path, *(_escape(f) for f in entry))) + "\n" for path, entry in items).encode("utf-8")
     return body + f"\tend\t{len(items)}\t{zlib.crc32(body):08x}\n".encode("ascii")
+
+
+def turn_ranges(numbers: Iterable[int]) -> str:
+    """Turn numbers as ranges, "1-10,12" ("" for none)."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(numbers)):
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in out)
+
+
+def in_ranges(n: int, spec: str) -> bool:
+    """True when turn `n` is among the ranges `turn_ranges` wrote."""
+    for part in spec.split(",") if spec else ():
+        a, _, b = part.partition("-")
+        if int(a) <= n <= int(b or a):
+            return True
+    return False
 
 
 def _escape(field: str) -> str:

@@ -208,13 +208,24 @@ class BrainView:
 
     def doc(self, path: str) -> Page | None:
         """One parsed document (None when absent or unreadable), without parsing the rest."""
-        if path not in self._doc_path_set:
+        if not self._is_doc(path):
             return None
         return self._load([path]).get(path)
 
     @cached_property
     def _doc_path_set(self) -> frozenset[str]:
         return frozenset(self._doc_paths)
+
+    def _is_doc(self, path: str) -> bool:
+        """`path in _doc_path_set`, by bisection of the sorted list until the set is built (resolve
+        builds it: it probes hundreds of names per folder): a view asked about a few documents
+        does not hash the 57,000 paths of the 10k Brain."""
+        found = self.__dict__.get("_doc_path_set")
+        if found is not None:
+            return path in found
+        paths = self._doc_paths
+        i = bisect.bisect_left(paths, path)
+        return i < len(paths) and paths[i] == path
 
     def paths_under(self, prefix: str) -> list[str]:
         """Document paths below a folder, without parsing them (a range of the sorted listing)."""
@@ -286,7 +297,7 @@ class BrainView:
 
     def readable(self, path: str) -> bool:
         """True when the document parses (pages are asked their card: no parse when unchanged)."""
-        if _kind(path) == "page" and path in self._doc_path_set:
+        if _kind(path) == "page" and self._is_doc(path):
             return self.page_card(path) is not None
         return self.doc(path) is not None
 
@@ -296,7 +307,7 @@ class BrainView:
 
     def has_doc(self, path: str) -> bool:
         """True when `path` is a page, note or summary file of the tree (parsed or not)."""
-        return path in self._doc_path_set
+        return self._is_doc(path)
 
     @property
     def doc_paths(self) -> list[str]:
@@ -441,6 +452,8 @@ class BrainView:
         except CitationError as exc:
             return str(exc)
         if target.kind == "session":
+            if self._turns_exist(target.ref, target.turns):
+                return None
             session = self.session(target.ref)
             if session is None:
                 rel = layout.raw_session_path(target.ref)
@@ -459,6 +472,25 @@ class BrainView:
         if not self.tree.exists(f"{layout.NOTES}/{target.ref}"):
             return f"{target}: no such note under {layout.NOTES}/"
         return None
+
+    def _turns_exist(self, session_id: str, turns: Iterable[int]) -> bool:
+        """True when the raw session has each of `turns`, as its remembered turn numbers say (a
+        file git vouches for, by blob id: not opened); False when that cannot be told so."""
+        from brain.doccache import in_ranges, turn_ranges
+
+        if self._cards is None or not layout.is_session_id(session_id):
+            return False
+        rel = layout.raw_session_path(session_id)
+        key = self.tree.key(rel)
+        if key is None:
+            return False
+
+        def build() -> str | None:
+            session = self.session(session_id)
+            return turn_ranges(t.n for t in session.turns) if session is not None else None
+
+        spec = self._cards.session_turns(rel, key, build)
+        return spec is not None and all(in_ranges(n, spec) for n in turns)
 
     def cited_text(self, raw: str) -> list[tuple[str, str]]:
         """(label, text) of what a target points at: each turn with speaker and time, or the record."""

@@ -27,6 +27,10 @@ AHEAD_MIN_FILES = 200
 #: the 10k Brain they are a sixth of a nightly run; on a small one the fork would cost more.
 SPLIT_MIN_FILES = 5_000
 CHILD_FAMILIES = "X,I"
+#: Checks whose findings are only ever on raw sessions (S008 problems of a cited session, S009 its
+#: header id), which Dream never stages: the gate keeps findings on staged files only, so these
+#: would open and parse every session a staged page cites for nothing. `brain validate` runs them.
+NOT_ON_STAGED = ("S008", "S009")
 
 
 @dataclass
@@ -115,7 +119,8 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)
         regenerate()
-    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards)) if f.path in staged.written]
+    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards), ignore=NOT_ON_STAGED)
+                       if f.path in staged.written]
     return result
 
 
@@ -124,9 +129,9 @@ def _checks(view: BrainView, split: bool) -> list[Finding]:
     and instructions (X) and compare them with every document (I) in a forked child, the rest
     here. A child that fails costs only time: its checks are run here."""
     if not split:
-        return run_checks(view)
+        return run_checks(view, ignore=NOT_ON_STAGED)
     child = run_forked(lambda: run_checks(view, select=CHILD_FAMILIES))
-    found = run_checks(view, ignore=CHILD_FAMILIES)
+    found = run_checks(view, ignore=(CHILD_FAMILIES, *NOT_ON_STAGED))
     theirs = child.result() if child is not None else None
     if theirs is None:
         theirs = run_checks(view, select=CHILD_FAMILIES)
