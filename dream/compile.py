@@ -372,6 +372,8 @@ class Compilation:
     updated: list[str] = field(default_factory=list)
     live_index: tuple[dict, dict] | None = None  # index lines of the live pages and summaries (dream.run)
     index_memo: tuple | None = None  # the staged lines the indexes were last rendered for, and the texts (dream.run)
+    index_lines: object = None  # sessions/index.md's lines as last rendered (dream.sessions_index.IndexLines)
+    index_snapshot: object = None  # what the last run left of sessions/index.md (dream.sessions_index.IndexSnapshot)
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
     unstaged_notes: dict[str, Note] = field(default_factory=dict)  # path → note attach changed (dream.phases.attach)
     # path → (a note's sources list, the same as a set): a note restated by 700 sessions is asked

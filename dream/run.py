@@ -6,6 +6,7 @@ sync. Everything before sync writes only into `.dream/runs/<run-id>/staged/`.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from brain import layout
 from brain.errors import BrainError
-from brain.render import render_knowledge_index_lines, render_sessions_index_lines
+from brain.render import render_knowledge_index_lines, session_index_line
 from brain.repo import BrainRepo, blob_id
 from brain.scan import GitKeys, WorktreeScan
 from brain.page import Page
@@ -31,6 +32,7 @@ from dream.phases.orient import RawSessions, RawSnapshot, next_snapshot, plan_se
 from dream.phases.summarize import summarize_session, write_summaries
 from dream.phases.update import update_pages
 from dream.report import RunReport
+from dream.sessions_index import IndexLines, IndexSnapshot, entry_of
 from dream.offline.facts import DEFAULT_OWNER
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
@@ -132,6 +134,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     staged = StagedTree(root / layout.RUNS / run_id / "staged", live)
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
     comp.forgotten = [s for s in forgotten if s not in already]
+    comp.index_snapshot = IndexSnapshot.load(cache.read_file(INDEX_SNAPSHOT), cache.version)
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.cache = cache
     comp.seed_resolver()
@@ -249,6 +252,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             report.conflicts += result.conflicts
             if result.commit and not result.rebased and layout.STATE in sync.writes:
                 _keep_raw_snapshot(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
+            if result.commit and not result.rebased:
+                _keep_index_snapshot(comp, sync, keys)
             if result.commit and head and not result.rebased:
                 before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
                 if before is not None and after is not None:
@@ -403,32 +408,120 @@ def _index_texts(comp: Compilation) -> tuple[str, str]:
     key = (sorted(staged[0].items()), sorted(staged[1].items()))
     if comp.index_memo is not None and comp.index_memo[0] == key:
         return comp.index_memo[1]
-    lines, entries = _index_entries(comp, staged)
-    texts = (render_knowledge_index_lines(lines), render_sessions_index_lines(entries))
+    sessions = _session_lines(comp, staged[1])
+    comp.index_lines = sessions
+    texts = (render_knowledge_index_lines(_page_lines(comp, staged[0])), sessions.text())
     comp.index_memo = (key, texts)
     return texts
 
 
 def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """Index lines of every page (path → line) and summary (session id → (started, line)) of the
-    staged tree over the live one. The live files' lines are looked up once per run: a run
-    regenerates the indexes several times, and only the few staged files change between.
-    `staged`: `_staged_lines(comp)`, when the caller has it."""
+    staged tree over the live one (what the two indexes list). `staged`: `_staged_lines(comp)`."""
+    staged_pages, staged_summaries = staged or _staged_lines(comp)
+    sessions = _session_lines(comp, staged_summaries)
+    entries = {}
+    for key, line in zip(sessions.keys, sessions.lines):
+        started, _, sid = key.partition("\0")
+        entries[sid] = (started, line)
+    return _page_lines(comp, staged_pages), dict(sorted(entries.items()))
+
+
+def _live_lines(comp: Compilation) -> tuple[dict[str, str], IndexLines]:
+    """The index lines of the live pages (path → line) and summaries, looked up once per run: a run
+    regenerates the indexes several times, and only the few staged files change between. The
+    summaries' lines are the live sessions/index.md's when the snapshot the last run left vouches
+    for them (`_vouched_index`), else each summary's card."""
     if comp.live_index is None:
         pages = {p: c["line"] for p in comp.view.page_paths if (c := comp.view.page_card(p)) is not None}
-        cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"), every=True)
-        summaries = {p: (c["started"], c["line"]) for p, c in cards.items()}
+        summaries = _vouched_index(comp)
+        if summaries is None:
+            cards = comp.view.summary_cards(comp.view.paths_under(layout.SESSIONS_SUMMARIES + "/"), every=True)
+            summaries = IndexLines.of({p.rsplit("/", 1)[1][:-3]: (c["started"], c["line"]) for p, c in cards.items()})
         comp.live_index = (pages, summaries)
-    live_pages, live_summaries = comp.live_index
-    staged_pages, staged_summaries = staged or _staged_lines(comp)
-    pages, summaries = dict(live_pages), dict(live_summaries)
-    for path, line in staged_pages.items():
+    return comp.live_index
+
+
+def _page_lines(comp: Compilation, staged: dict[str, str | None]) -> dict[str, str]:
+    pages = dict(_live_lines(comp)[0])
+    for path, line in staged.items():
         _put(pages, path, line)
-    for path, entry in staged_summaries.items():
-        _put(summaries, path, entry)
-    lines = {p: pages[p] for p in sorted(pages)}
-    entries = {p.rsplit("/", 1)[1][:-3]: summaries[p] for p in sorted(summaries)}
-    return lines, entries
+    return {p: pages[p] for p in sorted(pages)}
+
+
+#: Past this many staged summaries the index lines are sorted anew rather than spliced one by one.
+SPLICE_MAX = 32
+
+
+def _session_lines(comp: Compilation, staged: dict[str, tuple[str, str] | None]) -> IndexLines:
+    live = _live_lines(comp)[1]
+    if len(staged) <= SPLICE_MAX:
+        out = live.copy()
+        for path, entry in sorted(staged.items()):
+            out.put(path.rsplit("/", 1)[1][:-3], entry)
+        return out
+    entries = {}
+    for key, line in zip(live.keys, live.lines):
+        started, _, sid = key.partition("\0")
+        entries[sid] = (started, line)
+    for path, entry in staged.items():
+        _put(entries, path.rsplit("/", 1)[1][:-3], entry)
+    return IndexLines.of(entries)
+
+
+#: The cache file of the last committed sessions/index.md's line keys (dream.sessions_index).
+INDEX_SNAPSHOT = "sessions-index.bin"
+
+
+def _vouched_index(comp: Compilation) -> IndexLines | None:
+    """The live sessions/index.md's lines with their sort keys, when the snapshot the last run left
+    says they are the live summaries' lines: the index is the blob it committed, and the summaries
+    folder holds the entries it expected, each vouched for by git, none untracked."""
+    snapshot = getattr(comp, "index_snapshot", None)
+    tree = comp.view.tree
+    keys = getattr(tree, "keys", None)
+    if snapshot is None or not isinstance(keys, GitKeys) or keys.get(layout.SESSIONS_INDEX) != snapshot.index:
+        return None
+    prefix = layout.SESSIONS_SUMMARIES + "/"
+    entries = keys.entries(prefix)
+    listing = tree.files()
+    listed = bisect.bisect_left(listing, prefix[:-1] + "0") - bisect.bisect_left(listing, prefix)
+    if len(entries) != len(snapshot.entries) or listed != len(entries) or any(p.startswith(prefix) for p in keys.named):
+        return None
+    if frozenset(entries) != snapshot.entries:
+        return None
+    return snapshot.lines(tree.read_text(layout.SESSIONS_INDEX))
+
+
+def _keep_index_snapshot(comp: Compilation, sync, keys) -> None:
+    """After a commit, keep the line keys of the sessions/index.md it holds and the summaries'
+    entries git will list, when every staged summary and the index landed as staged and the
+    summaries folder was all vouched for when the run began (else no snapshot: the next run
+    looks up every summary's card)."""
+    lines = getattr(comp, "index_lines", None)
+    prefix = layout.SESSIONS_SUMMARIES + "/"
+    written = comp.staged.written
+    index_text = written.get(layout.SESSIONS_INDEX)
+    if lines is None or index_text is None or lines.text() != index_text or not isinstance(keys, GitKeys):
+        comp.cache.keep_file(INDEX_SNAPSHOT, None)
+        return
+    staged = [p for p in written if p.startswith(prefix)]
+
+    def landed(path: str) -> bool:
+        if path in sync.writes:
+            return sync.writes[path] == written[path]
+        return not any(c.startswith(path + ":") for c in sync.conflicts)
+
+    listing = comp.view.tree.files()
+    start = keys.entries(prefix)
+    listed = bisect.bisect_left(listing, prefix[:-1] + "0") - bisect.bisect_left(listing, prefix)
+    if not all(landed(p) for p in [*staged, layout.SESSIONS_INDEX]) or listed != len(start) or any(p.startswith(prefix) for p in keys.named):
+        comp.cache.keep_file(INDEX_SNAPSHOT, None)
+        return
+    new = {p: entry_of(p, blob_id(written[p].encode("utf-8"))) for p in staged}
+    expected = {e for e in start if e.partition(b"\t")[2].decode("utf-8", "surrogateescape") not in new} | set(new.values())
+    snapshot = IndexSnapshot(blob_id(index_text.encode("utf-8")), frozenset(expected), lines.keys)
+    comp.cache.keep_file(INDEX_SNAPSHOT, snapshot.dump(comp.cache.version))
 
 
 def _staged_lines(comp: Compilation) -> tuple[dict[str, str | None], dict[str, tuple[str, str] | None]]:
@@ -449,9 +542,9 @@ def _staged_lines(comp: Compilation) -> tuple[dict[str, str | None], dict[str, t
         if kind == "page":
             card = comp.cache.page(path, upper, parse)
             pages[path] = card["line"] if card is not None else None
-        elif kind and path.startswith(prefix):
-            card = comp.cache.summary(path, upper, parse)
-            summaries[path] = (card["started"], card["line"]) if card is not None else None
+        elif kind and path.startswith(prefix):  # new text: its card is built, not looked up among 10,000
+            page = parse(path)
+            summaries[path] = (str(page.frontmatter.extras().get("started") or ""), session_index_line(page)) if page is not None else None
     return pages, summaries
 
 

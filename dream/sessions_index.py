@@ -1,0 +1,116 @@
+"""sessions/index.md kept as lines between runs: a nightly run splices its few new summaries in.
+
+The index lists every session summary, newest first (brain.render.render_sessions_index_lines):
+10,000 lines on the 10k Brain, each the card of a summary. A run that rebuilt it looked up the
+card of every summary. Instead, a run leaves in its cache the sort key of each line of the index
+it committed, with git's index entries of the summaries it was rendered from (`IndexSnapshot`).
+While sessions/index.md is that blob and the summaries folder holds exactly those entries (git
+vouches for each file, none untracked), its lines are the live summaries' lines: the next run
+reads them from the file and splices in the summaries it stages.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import NamedTuple
+
+
+def sort_key(session_id: str, started: str) -> str:
+    """A line's place: render_sessions_index_lines orders by (started, id), newest first. NUL sorts
+    before every other character and is in neither, so these strings sort as those pairs do."""
+    return f"{started}\0{session_id}"
+
+
+class IndexLines:
+    """The lines of sessions/index.md with their sort keys, newest first; spliced in place."""
+
+    def __init__(self, keys: list[str], lines: list[str]) -> None:
+        self.keys, self.lines = keys, lines
+
+    @classmethod
+    def of(cls, entries: dict[str, tuple[str, str]]) -> "IndexLines":
+        """From session id → (started, line), as render_sessions_index_lines orders them."""
+        ordered = sorted(entries.items(), key=lambda kv: (kv[1][0], kv[0]), reverse=True)
+        return cls([sort_key(sid, started) for sid, (started, _) in ordered], [line for _, (_, line) in ordered])
+
+    def copy(self) -> "IndexLines":
+        return IndexLines(list(self.keys), list(self.lines))
+
+    def put(self, session_id: str, entry: tuple[str, str] | None) -> None:
+        """Set the line of `session_id` to entry (started, line), or remove it (None)."""
+        self._drop(session_id)
+        if entry is None:
+            return
+        key = sort_key(session_id, entry[0])
+        lo, hi = 0, len(self.keys)
+        while lo < hi:  # the first key below `key` (the list is in descending order)
+            mid = (lo + hi) // 2
+            if self.keys[mid] > key:
+                lo = mid + 1
+            else:
+                hi = mid
+        self.keys.insert(lo, key)
+        self.lines.insert(lo, entry[1])
+
+    def _drop(self, session_id: str) -> None:
+        tail = "\0" + session_id
+        for i, key in enumerate(self.keys):
+            if key.endswith(tail) and key.count("\0") == 1:
+                del self.keys[i], self.lines[i]
+                return
+
+    def text(self) -> str:
+        """sessions/index.md, as render_sessions_index_lines writes it."""
+        return "# Sessions\n" + ("\n" + "".join(line + "\n" for line in self.lines) if self.lines else "")
+
+
+class IndexSnapshot(NamedTuple):
+    """What a run committed as sessions/index.md (`index`: its blob id), the sort key of each of
+    its lines, and git's index entries of the summaries it lists (as the next run will find them)."""
+
+    index: str
+    entries: frozenset[bytes]
+    keys: list[str]
+
+    def dump(self, version: str) -> bytes:
+        entries = b"\0".join(sorted(self.entries))
+        keys = "\n".join(self.keys).encode("utf-8")
+        head = {"version": version, "index": self.index, "entries": len(entries), "keys": len(keys),
+                "crc": zlib.crc32(entries + b"\n" + keys)}
+        return json.dumps(head, sort_keys=True).encode("utf-8") + b"\n" + entries + b"\n" + keys
+
+    @classmethod
+    def load(cls, raw: bytes | None, version: str) -> "IndexSnapshot | None":
+        """What `dump` wrote with this `version`; None when absent, of other code, or damaged."""
+        if not raw:
+            return None
+        head_raw, _, body = raw.partition(b"\n")
+        try:
+            head = json.loads(head_raw)
+            n_entries, n_keys = head["entries"], head["keys"]
+            ok = (head["version"] == version and isinstance(head["index"], str) and isinstance(n_entries, int)
+                  and isinstance(n_keys, int) and len(body) == n_entries + 1 + n_keys and head["crc"] == zlib.crc32(body))
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not ok:
+            return None
+        entries = body[:n_entries]
+        keys = body[n_entries + 1 :].decode("utf-8", errors="replace")
+        return cls(head["index"], frozenset(entries.split(b"\0")) if entries else frozenset(), keys.split("\n") if keys else [])
+
+    def lines(self, text: str) -> IndexLines | None:
+        """The index's lines with their keys, from the text of the index this snapshot describes;
+        None when they do not pair up (then the lines are built from the summaries)."""
+        if text == "# Sessions\n":
+            return IndexLines([], []) if not self.keys else None
+        head, sep, rest = text.partition("\n\n")
+        lines = rest.split("\n")[:-1]
+        if head != "# Sessions" or not sep or not rest.endswith("\n") or len(lines) != len(self.keys):
+            return None
+        return IndexLines(list(self.keys), lines)
+
+
+def entry_of(path: str, blob: str) -> bytes:
+    """git's index entry of a regular file `path` holding blob `blob`, as `git ls-files -s -v -z` shows it."""
+    return b"H 100644 %s 0\t%s" % (blob.encode("ascii"), path.encode("utf-8", "surrogateescape"))

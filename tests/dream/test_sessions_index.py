@@ -1,0 +1,83 @@
+"""sessions/index.md spliced from the last run's lines (dream.sessions_index) must be the index a
+render from every summary's card gives, and must not be trusted once the summaries changed."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from nadia_runs import add_session, copy_brain, dream, git
+
+from brain.render import render_sessions_index_lines
+from dream.sessions_index import IndexLines, IndexSnapshot
+
+CACHE = Path(".dream/cache/cards")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_spliced_lines_are_the_lines_sorted_anew(seed: int):
+    rnd = random.Random(seed)
+    entries = {f"s{rnd.randint(0, 60)}": (rnd.choice(["", "2026-01-01", "2026-01-01T09:00:00+00:00", "2026-01-02"]), f"- line {i}")
+               for i in range(rnd.randint(0, 25))}
+    lines = IndexLines.of(entries)
+    assert lines.text() == render_sessions_index_lines(entries)
+    for i in range(rnd.randint(1, 12)):
+        sid = f"s{rnd.randint(0, 60)}"
+        entry = None if rnd.random() < 0.3 else (rnd.choice(["", "2026-01-01", "2026-01-01T10:00:00+00:00", "2025-12-31"]), f"- new {i}")
+        lines.put(sid, entry)
+        if entry is None:
+            entries.pop(sid, None)
+        else:
+            entries[sid] = entry
+        assert lines.text() == render_sessions_index_lines(entries)
+        assert (lines.keys, lines.lines) == (IndexLines.of(entries).keys, IndexLines.of(entries).lines)
+
+
+def test_a_snapshot_round_trips_and_a_damaged_one_is_not_taken():
+    snap = IndexSnapshot("a" * 40, frozenset({b"H 100644 " + b"b" * 40 + b" 0\tsessions/summaries/s1.md"}), ["2026\0s1", "2025\0s0"])
+    raw = snap.dump("v")
+    assert IndexSnapshot.load(raw, "v") == snap
+    assert IndexSnapshot.load(raw, "w") is None and IndexSnapshot.load(raw[:-1], "v") is None
+    assert IndexSnapshot.load(raw.replace(b"2026", b"2027"), "v") is None
+    assert snap.lines("# Sessions\n\n- one\n- two\n").lines == ["- one", "- two"]
+    assert snap.lines("# Sessions\n\n- one\n") is None  # one line for two keys
+    assert IndexSnapshot("a", frozenset(), []).lines("# Sessions\n").lines == []
+
+
+def _tea(root: Path, sid: str, day: str) -> None:
+    add_session(root, sid, f"{day}T09:00:00+00:00", [("user", "I prefer green tea over coffee now."), ("assistant", "Noted.")])
+
+
+@pytest.mark.parametrize("meddle", ["none", "retitled", "untracked", "uncommitted", "no-snapshot"])
+def test_a_nightly_index_is_the_index_of_every_summary(compiled_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meddle: str):
+    import dream.run as run_module
+
+    vouched = []
+    real = run_module._vouched_index
+    monkeypatch.setattr(run_module, "_vouched_index", lambda comp: vouched.append(real(comp)) or vouched[-1])
+    _tea(compiled_copy, "2026-07-20-tea", "2026-07-20")
+    dream(compiled_copy, "2026-07-21T02:00:00Z")
+    summary = next((compiled_copy / "sessions/summaries").glob("*.md"))
+    if meddle == "retitled":  # the owner renames a session in its summary, and commits it
+        summary.write_text(summary.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1), encoding="utf-8")
+        git(compiled_copy, "commit", "-q", "-am", "rename")
+    elif meddle == "uncommitted":
+        summary.write_text(summary.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1), encoding="utf-8")
+    elif meddle == "untracked":  # a summary written by hand, not committed
+        shutil.copy(summary, compiled_copy / "sessions/summaries/2026-01-01-by-hand.md")
+    elif meddle == "no-snapshot":
+        (compiled_copy / CACHE / run_module.INDEX_SNAPSHOT).unlink()
+    cold = copy_brain(compiled_copy, tmp_path / "cold")
+    shutil.rmtree(cold / CACHE)
+    _tea(compiled_copy, "2026-07-22-tea", "2026-07-22")
+    _tea(cold, "2026-07-22-tea", "2026-07-22")
+    vouched.clear()
+    dream(compiled_copy, "2026-07-23T02:00:00Z")
+    assert (vouched[0] is not None) == (meddle == "none")
+    dream(cold, "2026-07-23T02:00:00Z")
+    index = "sessions/index.md"
+    assert (compiled_copy / index).read_text(encoding="utf-8") == (cold / index).read_text(encoding="utf-8")
+    if meddle in ("retitled", "uncommitted"):
+        assert "Renamed" in (compiled_copy / index).read_text(encoding="utf-8")
