@@ -30,12 +30,23 @@ class WorktreeScan:
         ("git", "ls-tree", "-z", "HEAD", "--", _TOPICS),
     )
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, walk: bool = False) -> None:
+        """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file (brain.tree.walk_sorted)
+        in a forked process, `walker`: `dream run` starts both before it imports the compiler, so the
+        second core does the walk while the first imports (the run would otherwise wait for it)."""
         root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []
         self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
-        if not (root / ".git").exists() or (root / ".gitattributes").exists():
+        self.walker = None  # brain.forked.Forked of (files, symlinks), when `walk`
+        if not (root / ".git").exists():
+            return
+        if walk and index_size(root) >= WALK_AHEAD_MIN_INDEX:
+            from brain.forked import run_forked
+            from brain.tree import walk_sorted
+
+            self.walker = run_forked(lambda: walk_sorted(root))
+        if (root / ".gitattributes").exists():
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
         try:  # they run side by side: git's stat of every file is the long one
@@ -72,12 +83,33 @@ class WorktreeScan:
         return keys
 
     def close(self) -> None:
-        """Stop commands whose output will not be read (a run that ended before it listed files)."""
+        """Stop commands whose output will not be read (a run that ended before it listed files),
+        and a walk whose listing was not taken."""
         for proc in self._procs:
             proc.kill()
             proc.wait()
         _close(self._outs)
         self._procs, self._outs = [], []
+        if self.walker is not None:
+            self.walker.discard()
+            self.walker = None
+
+    def take_walker(self):
+        """The forked walk, handed over (close() no longer stops it); None when there is none."""
+        walker, self.walker = self.walker, None
+        return walker
+
+
+#: A git index at least this large (bytes; about 10,000 files) has the walk of every file forked:
+#: on a small Brain the fork would cost more than the walk.
+WALK_AHEAD_MIN_INDEX = 1_000_000
+
+
+def index_size(root: Path) -> int:
+    try:
+        return (Path(root) / ".git" / "index").stat().st_size
+    except OSError:
+        return 0
 
 
 def _close(files: list) -> None:

@@ -16,7 +16,7 @@ from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, session_index_line
 from brain.repo import BrainRepo, blob_id
-from brain.scan import GitKeys, WorktreeScan
+from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, WorktreeScan, index_size
 from brain.page import Page
 from brain.forked import run_forked
 from brain.tree import DirTree, MemTree, walk_sorted
@@ -91,9 +91,12 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         scan = None
     # Files git vouches are unchanged carry their blob id: caches then need not read them.
     scan = scan or WorktreeScan(root)
-    # The walk of every file (50 ms on the 10k Brain) is done by a forked process on the other core
-    # while this one reads git's scan and the state; a failed child leaves DirTree to walk here.
-    walker = run_forked(lambda: walk_sorted(root)) if _index_size(root) >= WALK_AHEAD_MIN_INDEX else None
+    # The walk of every file (50 ms on the 10k Brain) is done by a forked process on the other core,
+    # started with the scan (`dream run` does it before its imports) or here, while this one reads
+    # git's scan and the state; a failed child leaves DirTree to walk here.
+    walker = scan.take_walker()
+    if walker is None and index_size(root) >= WALK_AHEAD_MIN_INDEX:
+        walker = run_forked(lambda: walk_sorted(root))
     try:
         keys = scan.keys()
         live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
@@ -309,16 +312,6 @@ def _shard_problems(report: RunReport, state) -> None:
         report.problems.append(problem)
 
 
-#: A git index at least this large (bytes; about 10,000 files) has the walk forked (`_run_locked`):
-#: on a small Brain the fork would cost more than the walk.
-WALK_AHEAD_MIN_INDEX = 1_000_000
-
-
-def _index_size(root: Path) -> int:
-    try:
-        return (root / ".git" / "index").stat().st_size
-    except OSError:
-        return 0
 
 
 def _finish(root: Path, run_id: str, report: RunReport) -> RunReport:

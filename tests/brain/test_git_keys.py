@@ -136,3 +136,27 @@ def test_a_topic_folder_tree_is_given_only_for_exactly_its_listed_files(tmp_path
     # An untracked note beside a tracked file that is no note: as many of each, but not the same files.
     assert tree.folder_tree("notes/extra", [*docs["extra"], "notes/extra/n3.md"]) is None
     assert tree.folder_tree("notes/linked", [*docs["linked"], "notes/linked/n3.md"]) is None
+
+
+def test_a_scan_can_walk_ahead_and_a_walk_not_taken_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from brain import scan as scan_module
+    from brain.tree import walk_sorted
+
+    root = tmp_path / "repo"
+    (root / "notes/a").mkdir(parents=True)
+    (root / "notes/a/x.md").write_text("x\n", encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "x")
+    assert WorktreeScan(root, walk=True).walker is None  # a small Brain: walked when needed, not forked
+    monkeypatch.setattr(scan_module, "WALK_AHEAD_MIN_INDEX", 0)
+    taken = WorktreeScan(root, walk=True)
+    walker = taken.take_walker()
+    assert walker is not None and taken.walker is None and walker.result() == walk_sorted(root)
+    left = WorktreeScan(root, walk=True)
+    assert left.walker is not None and left.walker.pid
+    pid = left.walker.pid
+    left.close()  # the run ended before it listed the files: the child is stopped and reaped
+    assert left.walker is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)
