@@ -238,7 +238,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     staged.flush()
     clock.mark("sync")
 
-    landed = None
+    landed, result = None, None
     try:
         if settings.dry_run:
             report.status = "dry-run"
@@ -249,8 +249,9 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             report.conflicts += sync.conflicts
             report.files = sorted(sync.writes)
             fault("after-plan")
+            # git's index update runs on while the caches below learn what landed (result.finish())
             result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                                staged=(staged.root, written))
+                                staged=(staged.root, written), wait_index=False)
             report.commit = result.commit
             report.conflicts += result.conflicts
             if result.commit and not result.rebased and layout.STATE in sync.writes:
@@ -265,6 +266,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         if not settings.dry_run:  # a dry run leaves only its run folder
             comp.save_digests(landed)
             comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
+        if result is not None:
+            result.finish()
     _shard_problems(report, state)
     try:
         return _finish(root, run_id, report)

@@ -96,15 +96,22 @@ class Journal(BaseModel):
 
 
 class SyncResult(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
     commit: str | None
     conflicts: list[str] = Field(default_factory=list)  # found while rebasing on the owner's commits
     rebased: int = 0
+    # apply_sync(wait_index=False): git's index update, still running; finish() ends it
+    index_update: "IndexUpdate | None" = Field(default=None, exclude=True, repr=False)
+
+    def finish(self) -> None:
+        """Wait for the index update apply_sync left running (wait_index=False); then the sync is done."""
+        if self.index_update is not None:
+            self.index_update.wait()
 
 
 def apply_sync(
     root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
-    staged: tuple[Path, dict[str, str]] | None = None,
+    staged: tuple[Path, dict[str, str]] | None = None, wait_index: bool = True,
 ) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
@@ -112,6 +119,8 @@ def apply_sync(
     commit (3-way per file, their text wins on conflict) and the swap is tried again.
     `staged`: the staged folder and the texts written in it; a file new to the working tree whose
     text is the staged one is linked from there instead of written again (finish_worktree).
+    `wait_index=False`: git's update of its index (reading and writing all of it: 8 MB on the 10k
+    Brain) goes on while the caller does its own work; the caller must call `result.finish()`.
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -156,8 +165,8 @@ def apply_sync(
         fault("after-update-ref")
         folder, texts = staged or (None, {})
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
-        finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs)
-        return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
+        update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index)
+        return SyncResult(commit=new, conflicts=conflicts, rebased=rebased, index_update=None if wait_index else update)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
@@ -405,7 +414,8 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
 
 
 def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None,
-                    copies: dict[str, Path] | None = None, target_ids: dict[str, str] | None = None) -> None:
+                    copies: dict[str, Path] | None = None, target_ids: dict[str, str] | None = None,
+                    wait: bool = True) -> "IndexUpdate":
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
@@ -414,6 +424,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     a target's bytes (the staged folder's); a file new to the working tree is hard-linked from its
     copy, which costs a fifth of writing it (a full compile creates one file per note). `target_ids`:
     the blob id of each target where the caller knows it (not hashed again: state.json is megabytes).
+    `wait=False`: returns with git's index update still running (IndexUpdate.wait() ends it).
     """
     copies, target_ids = copies or {}, target_ids or {}
     repo = BrainRepo(root)
@@ -428,14 +439,49 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         if i == len(files) // 2:
             fault("mid-worktree")
     fault("after-worktree")
+    info = None
     if done:
         clear_stale_index_lock(root)
         # The entries git would take from the new commit (its blobs are these bytes); like
         # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
         info = _file_entries({rel: target_ids.get(rel) or blob_id(targets[rel].encode("utf-8")) for rel in done})
-        _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", stdin=info))
-    fault("after-index")
-    (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
+    update = IndexUpdate(repo, info)
+    if wait:
+        update.wait()
+    return update
+
+
+class IndexUpdate:
+    """`git update-index --index-info` of the files a sync finished, started at once; `wait()` ends
+    it (retrying while the owner's git holds the index lock) and then removes the journal: until
+    then, a killed run leaves the journal for the next run to finish from (finish_worktree is
+    idempotent)."""
+
+    def __init__(self, repo: BrainRepo, info: bytes | None) -> None:
+        self._repo, self._info, self._proc = repo, info, None
+        if info is None:
+            return
+        try:
+            self._proc = subprocess.Popen(["git", "update-index", "-z", "--index-info"], cwd=repo.root, stdin=subprocess.PIPE,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            self._proc.stdin.write(info)  # a few kilobytes: the pipe takes them whole
+            self._proc.stdin.close()
+        except OSError:  # no git, or it stopped before reading: wait() runs it again and says why
+            if self._proc is not None:
+                self._proc.wait()
+            self._proc = None
+
+    def wait(self) -> None:
+        info, proc, self._info, self._proc = self._info, self._proc, None, None
+        if info is not None and (proc is None or proc.wait() != 0):
+            # Failed (most often: the owner's git held .git/index.lock): again, as a plain call that
+            # waits out the lock and says what git said.
+            _with_index_retry(lambda: self._repo.git("update-index", "-z", "--index-info", stdin=info))
+        fault("after-index")
+        (Path(self._repo.root) / layout.JOURNAL).unlink(missing_ok=True)
+
+
+SyncResult.model_rebuild()
 
 
 def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path], copy: Path | None = None) -> bool:

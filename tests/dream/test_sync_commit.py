@@ -335,3 +335,24 @@ def test_reading_many_files_of_a_commit_leaves_out_missing_paths_with_spaces(tmp
     root, base = _brain(tmp_path)
     got = _read_many(BrainRepo(root), base, ["guide.md", "notes/my topic/gone.md", "notes/bob/x.md", "a b c.md"])
     assert got == {"guide.md": "guide\n", "notes/bob/x.md": "bob\n"}
+
+
+def test_an_index_update_left_running_ends_after_the_owners_lock_is_released(tmp_path: Path) -> None:
+    """apply_sync(wait_index=False) returns with git's index update started; until finish() the
+    journal stays (a run killed meanwhile is finished by the next), and an index.lock the owner's
+    git holds is waited out, not reported."""
+    import threading
+
+    root, base = _brain(tmp_path)
+    lock = root / ".git/index.lock"
+    lock.write_bytes(b"")  # the owner's git is busy
+    result = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m\n", "r1", base, root / ".dream/runs/r1", wait_index=False)
+    assert git(root, "rev-parse", "HEAD").strip() == result.commit
+    assert (root / ".dream/journal.json").exists()
+    release = threading.Timer(0.3, lock.unlink)
+    release.start()
+    result.finish()
+    release.join()
+    assert not (root / ".dream/journal.json").exists()
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    result.finish()  # once only: a second call does nothing
