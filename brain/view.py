@@ -10,7 +10,7 @@ import bisect
 import hashlib
 from collections import defaultdict
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 from weakref import WeakKeyDictionary
 
 from brain import layout
@@ -172,13 +172,18 @@ def parse_cached(rel: str, text: str) -> "Page | None":
 class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
-    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None, cards: "DocCards | None" = None) -> None:
+    def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None, cards: "DocCards | None" = None,
+                 summaries: "Callable[[], dict[str, dict]] | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (dream's gate
         checks only what a run staged); names and resolution still see the whole tree. `cards`
-        remembers index lines and names by content across views and runs (dream passes its own)."""
+        remembers index lines and names by content across views and runs (dream passes its own).
+        `summaries`: the summary card of every session summary of the tree, for a caller that
+        has them already (dream's gate: the lines it rendered sessions/index.md from, each a
+        summary's card), so summary_cards() looks none up."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
         self._cards = cards
+        self._summaries = summaries
         self._sessions: dict[str, Session | None] = {}
         self._resolved: dict[str, list[str]] = {}  # casefolded name → what resolve() found
         self.session_problems: dict[str, list[SessionProblem]] = {}
@@ -321,6 +326,9 @@ class BrainView:
     def summary_cards(self, paths: Iterable[str], every: bool = False) -> dict[str, dict]:
         """summary_card() of many paths, those that parse (one loop over the cached cards);
         `every`: they are all the tree's summaries (the cache forgets others)."""
+        if self._summaries is not None:
+            known = self._summaries()
+            return {p: known[p] for p in paths if p in known}
         return self.cards.summaries(paths, self.tree, self.doc, every)
 
     # -- names ------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from brain import layout
@@ -57,19 +58,22 @@ class BackendJudge:
         return verdict.label, verdict.score, verdict.reason
 
 
-def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None, cards: DocCards | None = None) -> GateResult:
+def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None, cards: DocCards | None = None,
+             summaries: Callable[[], dict[str, dict]] | None = None) -> GateResult:
     """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes.
 
     New or changed claims are judged once each (dream.claims); what is done with the ones not
     supported is the verifier policy: remove the claim, reject the file, keep it, or flag it.
-    `cards` (the run's cache) spares the index checks parsing documents that did not change.
+    `cards` (the run's cache) spares the index checks parsing documents that did not change;
+    `summaries()`, the card of every summary of the staged tree as `regenerate()` last rendered
+    sessions/index.md from them, spares them looking up 10,000 (BrainView).
     """
     policy = policy or VerifierPolicy()
     result = GateResult()
     verified: dict[str, list[ClaimVerdict]] = {}
     for round_ in range(MAX_ROUNDS):
         written = staged.written
-        view = BrainView(staged.overlay(), focus=written, cards=cards)
+        view = BrainView(staged.overlay(), focus=written, cards=cards, summaries=summaries)
         # The first round judges (nearly) every staged file: a pure backend's verdicts are worked
         # out by a forked process while this one runs the validators. Both need every staged
         # document parsed: that is done first, here, so the child inherits it.
@@ -119,7 +123,7 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)
         regenerate()
-    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards), ignore=NOT_ON_STAGED)
+    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards, summaries=summaries), ignore=NOT_ON_STAGED)
                        if f.path in staged.written]
     return result
 

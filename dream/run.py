@@ -206,7 +206,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     staged.flush(background=True)  # written while the gate runs; the flush below waits for it
     fault("after-staging")
     clock.mark("gate")
-    gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache)
+    gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summaries=lambda: _summary_cards(comp))
     fault("after-gate")
     report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
     report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
@@ -409,6 +409,17 @@ def _index_texts(comp: Compilation) -> tuple[str, str]:
     texts = (render_knowledge_index_lines(_page_lines(comp, staged[0])), sessions.text())
     comp.index_memo = (key, texts)
     return texts
+
+
+def _summary_cards(comp: Compilation) -> dict[str, dict]:
+    """The card ({'started', 'line'}) of each summary of the staged tree over the live one, from the
+    lines sessions/index.md was last rendered from (`_index_texts`)."""
+    lines = comp.index_lines
+    out = {}
+    for key, line in zip(lines.keys, lines.lines):
+        started, _, sid = key.partition("\0")
+        out[layout.summary_path(sid)] = {"started": started, "line": line}
+    return out
 
 
 def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from nadia_runs import add_session, copy_brain, dream, git
 
+from brain import layout
 from brain.render import render_sessions_index_lines
+from brain.view import BrainView
 from dream.sessions_index import IndexLines, IndexSnapshot
 
 CACHE = Path(".dream/cache/cards")
@@ -57,6 +59,18 @@ def test_a_nightly_index_is_the_index_of_every_summary(compiled_copy: Path, tmp_
     vouched = []
     real = run_module._vouched_index
     monkeypatch.setattr(run_module, "_vouched_index", lambda comp: vouched.append(real(comp)) or vouched[-1])
+    # The gate's index checks take each summary's card from the lines the run rendered: they must
+    # be the cards parsing every summary of the staged tree gives.
+    gated, real_gate = [], run_module.run_gate
+
+    def gate(staged, *args, summaries=None, **kwargs):
+        tree = staged.overlay()
+        paths = [p for p in tree.files() if layout.is_summary_path(p)]
+        assert paths and summaries() == BrainView(tree).summary_cards(paths)
+        gated.append(len(paths))
+        return real_gate(staged, *args, summaries=summaries, **kwargs)
+
+    monkeypatch.setattr(run_module, "run_gate", gate)
     _tea(compiled_copy, "2026-07-20-tea", "2026-07-20")
     dream(compiled_copy, "2026-07-21T02:00:00Z")
     summary = next((compiled_copy / "sessions/summaries").glob("*.md"))
@@ -79,5 +93,6 @@ def test_a_nightly_index_is_the_index_of_every_summary(compiled_copy: Path, tmp_
     dream(cold, "2026-07-23T02:00:00Z")
     index = "sessions/index.md"
     assert (compiled_copy / index).read_text(encoding="utf-8") == (cold / index).read_text(encoding="utf-8")
+    assert len(gated) == 3  # each run's gate was checked
     if meddle in ("retitled", "uncommitted"):
         assert "Renamed" in (compiled_copy / index).read_text(encoding="utf-8")
