@@ -11,9 +11,9 @@ reads them from the file and splices in the summaries it stages.
 
 from __future__ import annotations
 
-import json
-import zlib
 from typing import NamedTuple
+
+from brain.doccache import frame, unframe
 
 
 def sort_key(session_id: str, started: str) -> str:
@@ -75,25 +75,17 @@ class IndexSnapshot(NamedTuple):
 
     def dump(self, version: str) -> bytes:
         entries = b"\0".join(sorted(self.entries))
-        keys = "\n".join(self.keys).encode("utf-8")
-        head = {"version": version, "index": self.index, "entries": len(entries), "keys": len(keys),
-                "crc": zlib.crc32(entries + b"\n" + keys)}
-        return json.dumps(head, sort_keys=True).encode("utf-8") + b"\n" + entries + b"\n" + keys
+        return frame(version, {"index": self.index, "entries": len(entries)}, entries + b"\n" + "\n".join(self.keys).encode("utf-8"))
 
     @classmethod
     def load(cls, raw: bytes | None, version: str) -> "IndexSnapshot | None":
         """What `dump` wrote with this `version`; None when absent, of other code, or damaged."""
-        if not raw:
+        found = unframe(raw, version)
+        if found is None:
             return None
-        head_raw, _, body = raw.partition(b"\n")
-        try:
-            head = json.loads(head_raw)
-            n_entries, n_keys = head["entries"], head["keys"]
-            ok = (head["version"] == version and isinstance(head["index"], str) and isinstance(n_entries, int)
-                  and isinstance(n_keys, int) and len(body) == n_entries + 1 + n_keys and head["crc"] == zlib.crc32(body))
-        except (ValueError, KeyError, TypeError):
-            return None
-        if not ok:
+        head, body = found
+        n_entries = head.get("entries")
+        if not isinstance(head.get("index"), str) or not isinstance(n_entries, int) or body[n_entries : n_entries + 1] != b"\n":
             return None
         entries = body[:n_entries]
         keys = body[n_entries + 1 :].decode("utf-8", errors="replace")

@@ -6,13 +6,12 @@ Reads the raw session files and `.dream/state.json`; writes nothing. `plan_sessi
 from __future__ import annotations
 
 import bisect
-import json
-import zlib
 from typing import Callable, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
+from brain.doccache import frame, unframe
 from brain.tree import Tree
 from dream.state import DreamState, content_hash
 
@@ -91,23 +90,20 @@ class RawSnapshot(NamedTuple):
     skipped: frozenset[str]
 
     def dump(self, version: str) -> bytes:
-        body = b"\0".join(sorted(self.entries))
-        head = {"version": version, "state": self.state, "pending": self.pending, "skipped": sorted(self.skipped),
-                "size": len(body), "crc": zlib.crc32(body)}
-        return json.dumps(head, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n" + body
+        head = {"state": self.state, "pending": self.pending, "skipped": sorted(self.skipped)}
+        return frame(version, head, b"\0".join(sorted(self.entries)))
 
     @classmethod
     def load(cls, raw: bytes | None, version: str) -> "RawSnapshot | None":
         """The snapshot `dump` wrote with this `version`; None when absent, of other code, or damaged."""
-        if not raw:
+        found = unframe(raw, version)
+        if found is None:
             return None
-        head_raw, _, body = raw.partition(b"\n")
+        head, body = found
         try:
-            head = json.loads(head_raw)
-            ok = (head["version"] == version and head["size"] == len(body) and head["crc"] == zlib.crc32(body)
-                  and isinstance(head["state"], str) and all(isinstance(v, str) for v in head["skipped"])
+            ok = (isinstance(head["state"], str) and all(isinstance(v, str) for v in head["skipped"])
                   and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in head["pending"].values()))
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError):
             return None
         if not ok:
             return None

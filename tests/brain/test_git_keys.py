@@ -51,14 +51,20 @@ def _tree(root: Path, seed: int) -> list[str]:
     return sorted(set(made))
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_every_answer_is_the_whole_parses(tmp_path: Path, seed: int):
+def _committed(tmp_path: Path, seed: int) -> tuple[Path, list[str]]:
+    """A repository holding the random tree of `seed`, committed; (its root, the files made)."""
     root = tmp_path / "repo"
     root.mkdir()
     _git(root, "init", "-q")
     made = _tree(root, seed)
     _git(root, "add", "-A")
     _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    return root, made
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_answer_is_the_whole_parses(tmp_path: Path, seed: int):
+    root, made = _committed(tmp_path, seed)
     rnd = random.Random(seed)
     for rel in rnd.sample(made, min(len(made), 6)):  # changed, staged, executable, deleted, assumed unchanged
         action = rnd.choice(["edit", "stage", "exec", "delete", "assume"])
@@ -92,12 +98,7 @@ def test_every_answer_is_the_whole_parses(tmp_path: Path, seed: int):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_a_folder_is_counted_clean_only_when_git_vouches_for_all_it_lists(tmp_path: Path, seed: int):
-    root = tmp_path / "repo"
-    root.mkdir()
-    _git(root, "init", "-q")
-    made = _tree(root, seed)
-    _git(root, "add", "-A")
-    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "files")
+    root, made = _committed(tmp_path, seed)
     rnd = random.Random(seed)
     for rel in rnd.sample(made, min(len(made), 2)):
         (root / rel).write_text("changed\n", encoding="utf-8")
