@@ -414,23 +414,14 @@ def _index_texts(comp: Compilation) -> tuple[str, str]:
 def _summary_cards(comp: Compilation) -> dict[str, dict]:
     """The card ({'started', 'line'}) of each summary of the staged tree over the live one, from the
     lines sessions/index.md was last rendered from (`_index_texts`)."""
-    lines = comp.index_lines
-    out = {}
-    for key, line in zip(lines.keys, lines.lines):
-        started, _, sid = key.partition("\0")
-        out[layout.summary_path(sid)] = {"started": started, "line": line}
-    return out
+    return {layout.summary_path(sid): {"started": started, "line": line} for sid, (started, line) in comp.index_lines.entries().items()}
 
 
 def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """Index lines of every page (path → line) and summary (session id → (started, line)) of the
     staged tree over the live one (what the two indexes list). `staged`: `_staged_lines(comp)`."""
     staged_pages, staged_summaries = staged or _staged_lines(comp)
-    sessions = _session_lines(comp, staged_summaries)
-    entries = {}
-    for key, line in zip(sessions.keys, sessions.lines):
-        started, _, sid = key.partition("\0")
-        entries[sid] = (started, line)
+    entries = _session_lines(comp, staged_summaries).entries()
     return _page_lines(comp, staged_pages), dict(sorted(entries.items()))
 
 
@@ -467,10 +458,7 @@ def _session_lines(comp: Compilation, staged: dict[str, tuple[str, str] | None])
         for path, entry in sorted(staged.items()):
             out.put(path.rsplit("/", 1)[1][:-3], entry)
         return out
-    entries = {}
-    for key, line in zip(live.keys, live.lines):
-        started, _, sid = key.partition("\0")
-        entries[sid] = (started, line)
+    entries = live.entries()
     for path, entry in staged.items():
         _put(entries, path.rsplit("/", 1)[1][:-3], entry)
     return IndexLines.of(entries)

@@ -34,6 +34,14 @@ class IndexLines:
         ordered = sorted(entries.items(), key=lambda kv: (kv[1][0], kv[0]), reverse=True)
         return cls([sort_key(sid, started) for sid, (started, _) in ordered], [line for _, (_, line) in ordered])
 
+    def entries(self) -> dict[str, tuple[str, str]]:
+        """session id → (started, line): what `of` takes."""
+        out = {}
+        for key, line in zip(self.keys, self.lines):
+            started, _, session_id = key.partition("\0")
+            out[session_id] = (started, line)
+        return out
+
     def copy(self) -> "IndexLines":
         return IndexLines(list(self.keys), list(self.lines))
 
