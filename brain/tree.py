@@ -69,16 +69,21 @@ class DirTree:
         tree = self.folders.get(folder)
         if tree is None:
             return None
-        count = getattr(self.keys, "clean_count", None)
-        if count is not None:
-            # Every file listed there is one git vouches for, none else: counted, not looked up one by
-            # one (the owner's notes are 40,000). Those git vouches for are files on disk, among the
-            # listed ones; as many of each means they are the same files.
-            files, prefix = self.files(), folder + "/"
-            listed = bisect.bisect_left(files, prefix[:-1] + "0") - bisect.bisect_left(files, prefix)
-            if listed == len(paths) and count(prefix) == len(paths):
-                return tree
+        if self.vouched_count(folder + "/") == len(paths):
+            return tree
         return tree if all(map(self.keys.__contains__, paths)) else None
+
+    def vouched_count(self, prefix: str) -> int | None:
+        """How many files are listed below `prefix` ("a/b/"), when git vouches for every one of them
+        and lists no other there (GitKeys.clean_count); else None (or when git's keys cannot count).
+        Counted, not looked up one by one (the owner's notes are 40,000): those git vouches for are
+        files on disk, among the listed ones, so as many of each means they are the same files."""
+        count = getattr(self.keys, "clean_count", None)
+        if count is None:
+            return None
+        files = self.files()
+        listed = bisect.bisect_left(files, prefix[:-1] + "0") - bisect.bisect_left(files, prefix)
+        return listed if count(prefix) == listed else None
 
     def symlinks(self) -> list[str]:
         """The listed files that are symlinks (sorted): what `files()` holds that `is_symlink` is true of."""

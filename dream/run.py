@@ -6,7 +6,6 @@ sync. Everything before sync writes only into `.dream/runs/<run-id>/staged/`.
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import gc
 import json
@@ -478,12 +477,7 @@ def _vouched_index(comp: Compilation) -> IndexLines | None:
     if snapshot is None or not isinstance(keys, GitKeys) or keys.get(layout.SESSIONS_INDEX) != snapshot.index:
         return None
     prefix = layout.SESSIONS_SUMMARIES + "/"
-    entries = keys.entries(prefix)
-    listing = tree.files()
-    listed = bisect.bisect_left(listing, prefix[:-1] + "0") - bisect.bisect_left(listing, prefix)
-    if len(entries) != len(snapshot.entries) or listed != len(entries) or any(p.startswith(prefix) for p in keys.named):
-        return None
-    if frozenset(entries) != snapshot.entries:
+    if tree.vouched_count(prefix) != len(snapshot.entries) or frozenset(keys.entries(prefix)) != snapshot.entries:
         return None
     return snapshot.lines(tree.read_text(layout.SESSIONS_INDEX))
 
@@ -507,12 +501,10 @@ def _keep_index_snapshot(comp: Compilation, sync, keys) -> None:
             return sync.writes[path] == written[path]
         return not any(c.startswith(path + ":") for c in sync.conflicts)
 
-    listing = comp.view.tree.files()
-    start = keys.entries(prefix)
-    listed = bisect.bisect_left(listing, prefix[:-1] + "0") - bisect.bisect_left(listing, prefix)
-    if not all(landed(p) for p in [*staged, layout.SESSIONS_INDEX]) or listed != len(start) or any(p.startswith(prefix) for p in keys.named):
+    if not all(landed(p) for p in [*staged, layout.SESSIONS_INDEX]) or comp.view.tree.vouched_count(prefix) is None:
         comp.cache.keep_file(INDEX_SNAPSHOT, None)
         return
+    start = keys.entries(prefix)
     new = {p: entry_of(p, blob_id(written[p].encode("utf-8"))) for p in staged}
     expected = {e for e in start if e.partition(b"\t")[2].decode("utf-8", "surrogateescape") not in new} | set(new.values())
     snapshot = IndexSnapshot(blob_id(index_text.encode("utf-8")), frozenset(expected), lines.keys)

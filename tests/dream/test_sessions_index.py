@@ -97,3 +97,25 @@ def test_a_nightly_index_is_the_index_of_every_summary(compiled_copy: Path, tmp_
     assert len(gated) == 3  # each run's gate was checked
     if meddle in ("retitled", "uncommitted"):
         assert "Renamed" in (compiled_copy / index).read_text(encoding="utf-8")
+
+
+def test_a_summary_git_is_told_to_assume_unchanged_is_not_vouched_for(compiled_copy: Path, tmp_path: Path):
+    """`git update-index --assume-unchanged`: git status no longer looks at the file, so its index
+    entry says nothing of its bytes. A snapshot taken then must not vouch for the index's lines
+    after the owner edits that summary: the next index shows the edit, as a cold run's does."""
+    _tea(compiled_copy, "2026-07-20-tea", "2026-07-20")
+    dream(compiled_copy, "2026-07-21T02:00:00Z")
+    summary = sorted((compiled_copy / "sessions/summaries").glob("*.md"))[0]
+    rel = summary.relative_to(compiled_copy).as_posix()
+    git(compiled_copy, "update-index", "--assume-unchanged", "--", rel)
+    _tea(compiled_copy, "2026-07-21-tea", "2026-07-21")
+    dream(compiled_copy, "2026-07-22T02:00:00Z")  # the run that would keep a snapshot with that entry
+    summary.write_text(summary.read_text(encoding="utf-8").replace("title: ", "title: Renamed ", 1), encoding="utf-8")
+    cold = copy_brain(compiled_copy, tmp_path / "cold")
+    shutil.rmtree(cold / CACHE)
+    for root in (compiled_copy, cold):
+        _tea(root, "2026-07-22-tea", "2026-07-22")
+        dream(root, "2026-07-23T02:00:00Z")
+    index = (compiled_copy / "sessions/index.md").read_text(encoding="utf-8")
+    assert "Renamed" in index
+    assert index == (cold / "sessions/index.md").read_text(encoding="utf-8")
