@@ -219,7 +219,7 @@ class GitKeys(Mapping):
         end = raw.find(b"\0", tab)
         if tab < 0 or end < 0 or raw[tab + 1 : end] != path:
             return default
-        return _key_of(raw[start:tab], rel, self._changed) or default
+        return entry_key(raw[start:tab], rel, self._changed) or default
 
     def _range(self, folder: str) -> tuple[int, int]:
         """The offsets of the entries below `folder` ("a/b/"; "" for all)."""
@@ -235,13 +235,15 @@ class GitKeys(Mapping):
         for entry in self._raw[start:end].split(b"\0"):
             head, _, name = entry.partition(b"\t")
             rel = name.decode("utf-8", "surrogateescape")
-            if (every or rel.count("/") == depth) and (key := _key_of(head, rel, changed)) is not None:
+            if (every or rel.count("/") == depth) and (key := entry_key(head, rel, changed)) is not None:
                 out[rel] = key
         return out
 
 
-def _key_of(head: bytes, rel: str, changed: frozenset[str]) -> str | None:
-    """The blob id of an entry "H 100644 <blob> 0" git vouches for (see GitKeys), else None."""
+def entry_key(head: bytes, rel: str, changed: frozenset[str]) -> str | None:
+    """The blob id of the index entry of `rel` whose head (before the tab) is `head`, when git
+    vouches for it: "H 100644 <blob> 0" or "H 100755 …" (tracked, not assumed unchanged, a regular
+    file at stage 0) and `rel` not among `changed` (see GitKeys); else None."""
     if (head[:9] != b"H 100644 " and head[:9] != b"H 100755 ") or head[49:] != b" 0" or rel in changed:
         return None
     return head[9:49].decode("ascii")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from brain import layout
 from brain.doccache import frame, unframe
+from brain.scan import entry_key
 from brain.tree import Tree
 from dream.state import DreamState, content_hash
 
@@ -133,7 +134,7 @@ def raw_sessions(tree: Tree, entries: list[bytes] | None, named: frozenset[str],
     for entry in entries or ():
         head, _, path = entry.partition(b"\t")
         rel = path.decode("utf-8", "surrogateescape")
-        if (head[:9] == b"H 100644 " or head[:9] == b"H 100755 ") and head[49:] == b" 0" and rel not in named:
+        if entry_key(head, rel, named) is not None:
             clean[rel] = entry
     examined = listed
     if snapshot is not None and entries is not None:
