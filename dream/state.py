@@ -151,17 +151,10 @@ class Sessions(MutableMapping):
             self._dict, self._block, self._changed = dict(sorted(entries.items())), None, {}
         return self._dict
 
-    def _find(self, sid: str) -> tuple[int, int, bool]:
-        """Where the entry of `sid` is in the block, `"<sid>": {…}` without a separator: (start,
-        end, True); else (at, at, False), where it would be inserted (the closing "\\n }" when
-        it would come last). Found by bisection: entries are sorted by id, each starts a line
-        indented by two spaces with a quote, which no other line does (their lines have three)."""
-        return _find_entry(self._block or "{}", sid)
-
     def _lookup(self, sid: str) -> SessionState | None:
         if sid in self._changed:
             return self._changed[sid]
-        start, end, found = self._find(sid)
+        start, end, found = _find_entry(self._block or "{}", sid)
         if not found:
             return None
         text = self._block[start:end]  # type: ignore[index]
@@ -216,7 +209,10 @@ class Sessions(MutableMapping):
 
 
 def _find_entry(block: str, sid: str) -> tuple[int, int, bool]:
-    """Sessions._find over `block`."""
+    """Where the entry of `sid` is in a "sessions" block, `"<sid>": {…}` without a separator:
+    (start, end, True); else (at, at, False), where it would be inserted (the closing "\\n }" when
+    it would come last). Found by bisection: entries are sorted by id, each starts a line
+    indented by two spaces with a quote, which no other line does (their lines have three)."""
     first = block.find('\n  "')
     if first < 0:
         return len(block) - 1, len(block) - 1, False  # "{}": before its "}"
