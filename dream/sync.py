@@ -464,7 +464,7 @@ class IndexUpdate:
         try:
             self._proc = subprocess.Popen(["git", "update-index", "-z", "--index-info"], cwd=repo.root, stdin=subprocess.PIPE,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self._proc.stdin.write(info)  # a few kilobytes: the pipe takes them whole
+            self._proc.stdin.write(info)  # a nightly run's few kilobytes fit the pipe; a full compile's megabytes go as git reads
             self._proc.stdin.close()
         except OSError:  # no git, or it stopped before reading: wait() runs it again and says why
             if self._proc is not None:
