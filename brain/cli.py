@@ -19,6 +19,7 @@ from brain import __version__
 from brain.errors import BrainError, PageError
 
 if TYPE_CHECKING:
+    from brain.scan import WorktreeScan
     from brain.view import BrainView
 
 
@@ -56,11 +57,12 @@ def _root(brain_path: str | None) -> Path:
     return locate_brain(brain_path, os.environ, Path.cwd())
 
 
-def _view(root: Path) -> BrainView:
-    """The Brain at `root`, its cards (names, links) kept in .dream/cache/brain-cards/ for the next call."""
+def _view(root: Path, scan: "WorktreeScan | None" = None) -> BrainView:
+    """The Brain at `root`, its cards (names, links) kept in .dream/cache/brain-cards/ for the next call.
+    `scan`: git's scan of it, started before the command's imports (brain.scan)."""
     from brain.indexing import cached_view, save_cards
 
-    view = cached_view(root)
+    view = cached_view(root, scan)
     ctx = click.get_current_context(silent=True)
     if ctx is not None:
         ctx.call_on_close(lambda: save_cards(view))
@@ -122,12 +124,19 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     person, project and preference pages first, then more backlinks, then more recently
     updated) and a last line says how many pages were left out.
     """
-    from brain.config import BrainConfig
-    from brain.indexing import index_for_agent
+    from brain.scan import WorktreeScan
 
     root = _root(brain_path)
-    limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    result = index_for_agent(_view(root), limit)
+    scan = WorktreeScan(root, walk=True)  # git's stat of every file and the walk run while the rest is imported
+    try:
+        from brain.config import BrainConfig
+        from brain.indexing import index_for_agent
+
+        limit = budget if budget is not None else BrainConfig.load(root).index.budget
+        view = _view(root, scan)
+    finally:
+        scan.close()  # a no-op once the view has them
+    result = index_for_agent(view, limit)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return

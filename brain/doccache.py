@@ -16,12 +16,15 @@ import os
 import re
 import zlib
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from brain import layout
 from brain.forked import Forked, run_forked
 from brain.repo import blob_id
 from brain.tree import Tree
+
+if TYPE_CHECKING:
+    from brain.page import Page
 
 Parse = Callable[[str], Any]  # path → Page | None
 
@@ -200,7 +203,7 @@ class DocCards:
             if page is None:
                 return None
             updated = page.frontmatter.updated
-            return {"links": sorted({link.target for link in page.links if link.target}), "updated": updated.isoformat() if updated else None}
+            return {"links": link_names(page), "updated": updated.isoformat() if updated else None}
 
         return self.checked(path, tree, build, lambda c: isinstance(c.get("links"), list) and all(isinstance(t, str) for t in c["links"])
                             and (c.get("updated") is None or isinstance(c.get("updated"), str)), slot="links")
@@ -275,6 +278,11 @@ def _entry_card(entry: object, key: str) -> dict | None:
     if type(entry) is list and len(entry) == 2 and entry[0] == key and type(entry[1]) is dict:
         return entry[1]
     return None
+
+
+def link_names(page: "Page") -> list[str]:
+    """The [[link]] targets a document names, each once, sorted: its link card's "links"."""
+    return sorted({link.target for link in page.links if link.target})
 
 
 @functools.lru_cache(maxsize=1 << 17)  # a run asks it of every raw session and summary, some twice

@@ -13,11 +13,12 @@ import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from brain.errors import BrainError
-from brain.scan import _TOPICS, WorktreeScan, _folder_trees
+from brain.scan import _FOLDERS, WorktreeScan, _folder_trees
 
 _TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
 
@@ -37,6 +38,16 @@ def _git_module():
     except ImportError as exc:  # pragma: no cover - gitpython is a hard dependency
         raise BrainError("GitPython is not installed", "pip install gitpython") from exc
     return git
+
+
+class TreeChange(NamedTuple):
+    """One file that differs between two git trees ("" blob: absent on that side)."""
+
+    path: str
+    old_mode: str
+    old_blob: str
+    new_mode: str
+    new_blob: str
 
 
 class BrainRepo:
@@ -100,9 +111,50 @@ class BrainRepo:
         return self._bytes("cat-file", "blob", blob)
 
     def folder_trees(self, rev: str) -> dict[str, str] | None:
-        """Topic folder (`notes/<topic>`) → its tree id at `rev` (None when git cannot say)."""
-        listed = self._bytes("ls-tree", "-z", rev, "--", _TOPICS)
+        """Folder (`notes/<topic>`, `sessions/<part>`) → its tree id at `rev` (None when git cannot say)."""
+        listed = self._bytes("ls-tree", "-z", rev, "--", *_FOLDERS)
         return _folder_trees(listed, frozenset()) if listed is not None else None
+
+    def tree_changes(self, old: str, new: str) -> list[TreeChange] | None:
+        """The files that differ between two trees or commits (`git diff-tree -r`, no rename
+        detection), None when git cannot say (an unknown id)."""
+        listed = self._bytes("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", old, new)
+        if listed is None:
+            return None
+        fields = listed.split(b"\0")
+        out = []
+        for i in range(0, len(fields) - 1, 2):  # ":<old mode> <new mode> <old blob> <new blob> <status>", path
+            head = fields[i].split(b" ")
+            if len(head) != 5 or not head[0].startswith(b":"):
+                return None
+            old_blob, new_blob = head[2].decode("ascii"), head[3].decode("ascii")
+            out.append(TreeChange(path=fields[i + 1].decode("utf-8", "surrogateescape"), old_mode=head[0][1:].decode("ascii"),
+                                  old_blob="" if old_blob.strip("0") == "" else old_blob, new_mode=head[1].decode("ascii"),
+                                  new_blob="" if new_blob.strip("0") == "" else new_blob))
+        return out
+
+    def cat_blobs(self, blobs: list[str]) -> dict[str, bytes] | None:
+        """The exact bytes of many blobs by id, from one `git cat-file --batch`; those git does not
+        have are left out; None when git fails."""
+        if not blobs:
+            return {}
+        proc = self._run(("cat-file", "--batch"), stdin="".join(f"{b}\n" for b in blobs).encode("ascii"))
+        if proc.returncode != 0:
+            return None
+        out, data, at = {}, proc.stdout, 0
+        while at < len(data):
+            end = data.find(b"\n", at)
+            if end < 0:
+                return None
+            head = data[at:end].split(b" ")
+            at = end + 1
+            if len(head) != 3:  # "<id> missing"
+                continue
+            size = int(head[2])
+            if head[1] == b"blob":
+                out[head[0].decode("ascii")] = data[at : at + size]
+            at += size + 1
+        return out
 
     def _bytes(self, *args: str) -> bytes | None:
         """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""

@@ -13,7 +13,9 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-_TOPICS = "notes/"  # brain.layout.NOTES: the folders a run keeps a digest of (dream.compile)
+#: Where folders are given their tree id at HEAD (DirTree.folder_tree): each topic's notes (a run
+#: keeps a digest of each, dream.compile) and the sessions' folders (brain.indexing's link tallies).
+_FOLDERS = ("notes/", "sessions/")  # brain.layout.NOTES, and the parent of SESSIONS_SUMMARIES
 
 
 class WorktreeScan:
@@ -27,9 +29,9 @@ class WorktreeScan:
         # One thread: git stats a large index on every core by default (core.preloadIndex), which
         # on two cores slows the imports it runs beside by about as much as it saves itself.
         ("git", "-c", "core.preloadIndex=false", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"),
-        # The tree id at HEAD of each topic's folder (its content in one id): a folder nothing in
+        # The tree id at HEAD of each topic's folder and of each sessions folder (its content in one id): a folder nothing in
         # which is changed, staged or untracked holds exactly that tree (DirTree.folder_tree).
-        ("git", "ls-tree", "-z", "HEAD", "--", _TOPICS),
+        ("git", "ls-tree", "-z", "HEAD", "--", *_FOLDERS),
     )
 
     def __init__(self, root: Path, walk: bool = False) -> None:

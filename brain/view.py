@@ -71,6 +71,7 @@ def parse_session_cached(rel: str, data: bytes) -> "tuple[Session | None, list[S
 
 
 _KINDS: dict[str, str] = {}
+_NONE: set[str] = set()
 _PAGE_ROOT, _NOTE_ROOT = layout.KNOWLEDGE + "/", layout.NOTES + "/"
 
 
@@ -165,8 +166,18 @@ def remember_parsed(rel: str, text: str, page: "Page | None") -> str:
 
 def parse_cached(rel: str, text: str) -> "Page | None":
     """A document parsed once per content per process (None when it cannot be parsed)."""
-    result = _parse_cached(rel, text.encode("utf-8"))
+    return parse_bytes(rel, text.encode("utf-8"))
+
+
+def parse_bytes(rel: str, data: bytes) -> "Page | None":
+    """parse_cached() of a file's bytes, as a view reads them (None when they cannot be parsed)."""
+    result = _parse_cached(rel, data)
     return None if isinstance(result, PageError) else result
+
+
+def doc_kind(rel: str) -> str:
+    """"page", "note" or "summary" when a file at `rel` is that kind of document, else ""."""
+    return _kind(rel)
 
 
 class BrainView:
@@ -384,6 +395,11 @@ class BrainView:
         for stem, path in zip(stems, rest):
             out[stem].append(path)
         return out
+
+    def resolve_pages(self, name: str) -> set[str]:
+        """The pages among what resolve(name) finds (by slug, alias or title), without looking
+        the name up among notes and summaries (do not modify)."""
+        return self._page_names.get(name.strip().casefold(), _NONE)
 
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id), sorted.

@@ -161,3 +161,36 @@ def test_a_scan_can_walk_ahead_and_a_walk_not_taken_is_stopped(tmp_path: Path, m
     assert left.walker is None
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, 0)
+
+
+def test_tree_changes_and_cat_blobs_read_git_exactly(tmp_path: Path):
+    from brain.repo import BrainRepo, TreeChange, blob_id
+
+    root = tmp_path / "b"
+    (root / "d").mkdir(parents=True)
+    (root / "d/keep.md").write_text("same\n")
+    (root / "d/edit.md").write_text("before\n")
+    (root / "d/gone.md").write_bytes(b"\x00binary\n\n")
+    (root / "d/run.sh").write_text("echo\n")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "one")
+    (root / "d/edit.md").write_text("after\n")
+    (root / "d/gone.md").unlink()
+    (root / "d/new file.md").write_text("new\n")
+    (root / "d/run.sh").chmod(0o755)
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "two")
+    repo = BrainRepo(root)
+    old, new = (_git(root, "rev-parse", f"{rev}:d").decode().strip() for rev in ("HEAD~1", "HEAD"))
+    b = lambda data: blob_id(data)  # noqa: E731
+    assert repo.tree_changes(old, new) == [
+        TreeChange("edit.md", "100644", b(b"before\n"), "100644", b(b"after\n")),
+        TreeChange("gone.md", "100644", b(b"\x00binary\n\n"), "000000", ""),
+        TreeChange("new file.md", "000000", "", "100644", b(b"new\n")),
+        TreeChange("run.sh", "100644", b(b"echo\n"), "100755", b(b"echo\n")),
+    ]
+    assert repo.tree_changes(old, "0123456789abcdef0123456789abcdef01234567") is None
+    missing = "0123456789abcdef0123456789abcdef01234567"
+    assert repo.cat_blobs([b(b"\x00binary\n\n"), missing, b(b"after\n")]) == {b(b"\x00binary\n\n"): b"\x00binary\n\n", b(b"after\n"): b"after\n"}
+    assert repo.cat_blobs([]) == {}

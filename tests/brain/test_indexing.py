@@ -170,3 +170,107 @@ def test_a_second_brain_index_parses_only_what_changed(make_tree, monkeypatch):
     again = page_ranks(cached_view(root))
     assert sorted(parsed) == ["knowledge/concepts/broken.md", "notes/ann/n1.md"]
     assert again == graph_ranks(BrainView(DirTree(root))) != first
+
+
+# -- link tallies: a folder of notes or summaries counted once per git tree --------------------------
+def _tallied(root):
+    from brain.indexing import LinkTallies, cached_view, page_ranks, save_cards
+
+    view = cached_view(root)
+    tallies = LinkTallies(view)
+    ranks = page_ranks(view, tallies)
+    save_cards(view)
+    return ranks, tallies.how
+
+
+def _commit(root, message="edit"):
+    from tests.conftest import git
+
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+TALLIED = {
+    **TRICKY,
+    "notes/ann/n2.md": "---\ntitle: Another\ntype: note\n---\nAbout [[proj]].\n",
+    "notes/bob/n1.md": "---\ntitle: Bob's\ntype: note\n---\nAbout [[bob]], [[Bob]] and [[alpha]].\n",
+    "sessions/summaries/s2.md": "---\ntitle: Session 2\ntype: summary\n---\n[[ann]] met [[bob]].\n",
+    "sessions/summaries/s3.md": "---\ntitle: Session 3\ntype: summary\n---\nNo links.\n",
+}
+FOLDERS = ["notes/ann", "notes/bob", "sessions/summaries"]
+
+
+def test_a_folders_tally_is_kept_while_git_vouches_for_its_tree_and_moved_by_a_commit(make_tree):
+    from tests.conftest import git
+
+    root = make_tree(TALLIED)
+    git(root, "init", "-q", "-b", "main")
+    _commit(root, "start")
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {f: "counted" for f in FOLDERS}
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {f: "kept" for f in FOLDERS}
+    # A commit (a nightly run's): changed, added, deleted and broken documents in two folders.
+    (root / "notes/ann/n1.md").write_text("---\ntitle: A note\ntype: note\n---\nNow only [[proj]].\n")
+    (root / "notes/ann/n3.md").write_text("---\ntitle: New\ntype: note\n---\n[[city]] and [[the third]].\n")
+    (root / "notes/ann/n2.md").write_text("---\ntitle: [unclosed\n---\nAbout [[proj]].\n")
+    (root / "sessions/summaries/s2.md").unlink()
+    (root / "notes/ann/readme.txt").write_text("not a document\n")
+    _commit(root)
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {"notes/ann": "moved", "notes/bob": "kept", "sessions/summaries": "moved"}
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and set(how.values()) == {"kept"}
+
+
+def test_a_folder_with_changes_git_does_not_vouch_for_is_counted_from_its_files(make_tree):
+    from tests.conftest import git
+
+    root = make_tree(TALLIED)
+    git(root, "init", "-q", "-b", "main")
+    _commit(root, "start")
+    _tallied(root)
+    (root / "notes/bob/n1.md").write_text("---\ntitle: Bob's\ntype: note\n---\nNow [[city]].\n")  # not committed
+    (root / "sessions/summaries/s4.md").write_text("---\ntitle: S4\ntype: summary\n---\n[[city]].\n")  # untracked
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {"notes/ann": "kept", "notes/bob": "counted", "sessions/summaries": "counted"}
+    git(root, "add", "sessions/summaries/s4.md")  # staged: git vouches for it, but HEAD's tree is not this
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how["sessions/summaries"] == "counted"
+    _commit(root)
+    ranks, how = _tallied(root)  # what was counted at no tree is not kept: the tallies of the first commit move
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {"notes/ann": "kept", "notes/bob": "moved", "sessions/summaries": "moved"}
+    assert set(_tallied(root)[1].values()) == {"kept"}
+
+
+def test_a_tally_file_that_cannot_be_trusted_is_counted_again(make_tree):
+    import json
+
+    from brain.indexing import LinkTallies
+    from tests.conftest import git
+
+    root = make_tree(TALLIED)
+    git(root, "init", "-q", "-b", "main")
+    _commit(root, "start")
+    expected, _ = _tallied(root)
+    path = next((root / ".dream/cache/brain-cards").glob(LinkTallies.FILE))
+    kept = json.loads(path.read_text())
+    for bad in ("{", json.dumps({**kept, "version": "other code"}), json.dumps({**kept, "folders": {"notes/ann": ["x", [[["ann"], -1]]]}}),
+                json.dumps({**kept, "folders": {"notes/ann": [kept["folders"]["notes/ann"][0], "not a list"]}})):
+        path.write_text(bad)
+        ranks, how = _tallied(root)
+        assert ranks == expected and how["notes/ann"] == "counted", bad
+    # A tally kept with a tree git does not have (a rewritten history): counted, not moved.
+    kept["folders"]["notes/ann"][0] = "0123456789abcdef0123456789abcdef01234567"
+    path.write_text(json.dumps(kept))
+    ranks, how = _tallied(root)
+    assert ranks == expected and how["notes/ann"] == "counted"
+    # A tally that is not the one of its tree (the counts do not add up): counted, not moved.
+    (root / "notes/ann/n2.md").unlink()
+    _commit(root)
+    kept = json.loads(path.read_text())
+    before = git(root, "rev-parse", "HEAD~1:notes/ann").strip()
+    kept["folders"]["notes/ann"] = [before, [[["nothing"], 1]]]
+    path.write_text(json.dumps(kept))
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how["notes/ann"] == "counted"
