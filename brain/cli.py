@@ -69,6 +69,19 @@ def _view(root: Path, scan: "WorktreeScan | None" = None) -> BrainView:
     return view
 
 
+def _scan(root: Path) -> "WorktreeScan":
+    """git's scan of the Brain (and, in a large one, a forked walk of its files), started before
+    the command imports the rest, so that they run side by side; stopped when the command ends
+    if it was not used."""
+    from brain.scan import WorktreeScan
+
+    scan = WorktreeScan(root, walk=True)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.call_on_close(scan.close)
+    return scan
+
+
 def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
@@ -124,19 +137,13 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     person, project and preference pages first, then more backlinks, then more recently
     updated) and a last line says how many pages were left out.
     """
-    from brain.scan import WorktreeScan
-
     root = _root(brain_path)
-    scan = WorktreeScan(root, walk=True)  # git's stat of every file and the walk run while the rest is imported
-    try:
-        from brain.config import BrainConfig
-        from brain.indexing import index_for_agent
+    scan = _scan(root)
+    from brain.config import BrainConfig
+    from brain.indexing import index_for_agent
 
-        limit = budget if budget is not None else BrainConfig.load(root).index.budget
-        view = _view(root, scan)
-    finally:
-        scan.close()  # a no-op once the view has them
-    result = index_for_agent(view, limit)
+    limit = budget if budget is not None else BrainConfig.load(root).index.budget
+    result = index_for_agent(_view(root, scan), limit)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return
@@ -334,10 +341,11 @@ def search(query: str, k: int, kinds: tuple[str, ...], embedder: str | None, bra
     the embedding model or FTS5 it degrades to lexical, dense or recency order; the mode is
     printed on stderr. The index lives in .dream/cache/ and is updated on every call.
     """
+    root = _root(brain_path)
+    scan = _scan(root)
     from brain.search import Searcher
 
-    root = _root(brain_path)
-    searcher = Searcher.open(root, embedder=_embedder(root, embedder))
+    searcher = Searcher.open(root, embedder=_embedder(root, embedder), scan=scan)
     result = searcher.search(query, k=k, kinds=kinds)
     searcher.close()
     if as_json:
@@ -374,14 +382,14 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
     """
     import datetime as dt
 
-    from brain.context import ContextBuilder, ContextOptions, read_questions, render_packet
-    from brain.errors import BrainError
-    from brain.search import Searcher
-
     if (question is None) == (questions_file is None):
         raise BrainError("give either a QUESTION or --questions FILE", "e.g. brain context 'Where is the workshop?' --budget 1000")
     root = _root(brain_path)
-    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder)))
+    scan = _scan(root)
+    from brain.context import ContextBuilder, ContextOptions, read_questions, render_packet
+    from brain.search import Searcher
+
+    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder), scan=scan))
     options = ContextOptions(budget=budget, reserve=reserve, now=now.date() if now else dt.date.today())
     if questions_file is None:
         packet = builder.build(question, options)

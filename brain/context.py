@@ -194,7 +194,7 @@ class ContextBuilder:
         if self._ranks is None:
             from brain.indexing import cached_view, page_ranks, save_cards
 
-            view = cached_view(self.root)
+            view = cached_view(self.root, tree=self.searcher.index.tree)  # as the search index saw it
             self._ranks = page_ranks(view)
             save_cards(view)
         return self._ranks

@@ -31,6 +31,7 @@ from brain.view import BrainView
 
 if TYPE_CHECKING:
     from brain.scan import WorktreeScan
+    from brain.tree import DirTree
 
 TOKEN_CHARS = 3.5
 PRIORITY_TYPES = frozenset({"person", "project", "preference"})
@@ -246,22 +247,20 @@ class LinkTallies:
 _FILE_MODES = ("100644", "100755")
 
 
-def cached_view(root: Path, scan: "WorktreeScan | None" = None) -> BrainView:
+def cached_view(root: Path, scan: "WorktreeScan | None" = None, tree: "DirTree | None" = None) -> BrainView:
     """A view of the Brain at `root` whose cards persist in `.dream/cache/brain-cards/` (save them
     with `save_cards`): `brain index` and `brain context` then parse only documents that changed.
 
     `scan`: git's scan of the Brain, started by the caller before its imports (`brain index`);
-    in a large Brain it walks the files in a forked process meanwhile (brain.scan)."""
+    in a large Brain it walks the files in a forked process meanwhile (brain.scan). `tree`: the
+    Brain's tree from such a scan, for a caller that has it (`brain context`: its search index's).
+    """
     from brain.doccache import DocCards, code_fingerprint
     from brain.scan import WorktreeScan
-    from brain.tree import DirTree
 
     root = Path(root)
     cards = DocCards(root / layout.CACHE / "brain-cards", version=code_fingerprint("brain"))
-    scan = scan or WorktreeScan(root, walk=True)
-    walker = scan.take_walker()
-    keys = scan.keys()
-    return BrainView(DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None), cards=cards)
+    return BrainView(tree or (scan or WorktreeScan(root, walk=True)).tree(), cards=cards)
 
 
 def save_cards(view: BrainView) -> None:

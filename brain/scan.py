@@ -12,6 +12,10 @@ import subprocess
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from brain.tree import DirTree
 
 #: Where folders are given their tree id at HEAD (DirTree.folder_tree): each topic's notes (a run
 #: keeps a digest of each, dream.compile) and the sessions' folders (brain.indexing's link tallies).
@@ -38,7 +42,7 @@ class WorktreeScan:
         """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file (brain.tree.walk_sorted)
         in a forked process, `walker`: `dream run` starts both before it imports the compiler, so the
         second core does the walk while the first imports (the run would otherwise wait for it)."""
-        root = Path(root)
+        root = self.root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []
         self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
@@ -98,6 +102,15 @@ class WorktreeScan:
             self.walker.discard()
             self.walker = None
 
+    def tree(self) -> "DirTree":
+        """The Brain as a DirTree that knows what git vouches for (keys(), folder trees) and is
+        listed by the forked walk when there is one."""
+        from brain.tree import DirTree
+
+        walker = self.take_walker()
+        keys = self.keys()
+        return DirTree(self.root, keys=keys, folders=self.folders, listing=walker.result if walker is not None else None)
+
     def take_walker(self):
         """The forked walk, handed over (close() no longer stops it); None when there is none."""
         walker, self.walker = self.walker, None
@@ -144,6 +157,7 @@ class GitKeys(Mapping):
         self._folders: dict[str, dict[str, str]] = {}  # folder ("a/b/") → the keys of its files, parsed
         self._asked: dict[str, int] = {}
         self._whole: dict[str, str] | None = None
+        self._clean: dict[str, int | None] = {}  # folder → clean_count(folder)
 
     def __bool__(self) -> bool:
         return bool(self._raw)
@@ -188,6 +202,11 @@ class GitKeys(Mapping):
     def clean_count(self, folder: str) -> int | None:
         """How many files below `folder` ("a/b/") git vouches for, when that is every entry it lists
         there (none a symlink, a submodule or unmerged) and status names none of them; else None."""
+        if folder not in self._clean:
+            self._clean[folder] = self._count_clean(folder)
+        return self._clean[folder]
+
+    def _count_clean(self, folder: str) -> int | None:
         start, end = self._range(folder)
         chunk = b"\0" + self._raw[start:end]
         entries = chunk.count(b"\0") - 1

@@ -363,3 +363,64 @@ def test_cards_about_another_person_than_the_one_asked_about_rank_lower(brain, m
 
 def test_words_asking_for_recency_are_not_matched_as_content():
     assert query_terms("What did Melanie paint recently, and lately?") == ["melanie", "paint"]
+
+
+def _contents(db) -> tuple[list, list]:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        files = sorted(conn.execute("SELECT path, hash FROM files"))
+        chunks = sorted(conn.execute("SELECT path, ref, kind, title, text, body, cites, date, meta, context FROM chunks"))
+    return files, chunks
+
+
+def test_a_folder_git_vouches_is_the_tree_it_was_indexed_at_is_not_read_again(brain, monkeypatch):
+    from brain.scan import WorktreeScan
+    from brain.search_index import SearchIndex
+    from tests.conftest import git
+
+    git(brain, "init", "-q", "-b", "main")
+    git(brain, "add", "-A")
+    git(brain, "commit", "-qm", "start")
+    embedder = ConceptEmbedder()
+    assert Searcher.open(brain, embedder=embedder).index.stats.changed == 10
+    stated: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(search_index.os, "stat", lambda p, *a, **k: stated.append(os.path.relpath(p, brain)) or real_stat(p, *a, **k))
+
+    def opened(**kwargs):
+        stated.clear()
+        stats = Searcher.open(brain, embedder=embedder, **kwargs).index.stats
+        fresh = brain.parent / "fresh"  # the same files indexed from nothing, to compare with
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.copytree(brain, fresh, ignore=shutil.ignore_patterns(".git", ".dream"))
+        Searcher.open(fresh, embedder=embedder).close()
+        assert _contents(brain / INDEX_FILE) == _contents(fresh / INDEX_FILE)
+        return (stats.changed, stats.removed), sorted({"/".join(p.split("/")[:2]) for p in stated if p.startswith(("notes/", "sessions/"))})
+
+    assert opened() == ((0, 0), [])  # every notes and sessions folder skipped whole
+    note = brain / "notes/ana-lima/ana-prefers-pdf-exports.md"
+    note.write_text(note.read_text().replace("PDF", "SVG"))
+    assert opened() == ((1, 0), ["notes/ana-lima"])  # changed, not committed: that folder is compared
+    git(brain, "commit", "-qam", "svg")
+    assert opened() == ((0, 0), ["notes/ana-lima"])  # committed: compared once more, then in step
+    assert opened() == ((0, 0), [])
+    session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
+    (brain / "sessions/raw/2024-04-01-later.jsonl").write_text(session.read_text().replace("new job", "later job"))
+    assert opened() == ((1, 0), ["sessions/raw"])  # an untracked file: the folder is not the tree git has
+    git(brain, "add", "-A")
+    git(brain, "commit", "-qm", "later")
+    assert opened() == ((0, 0), ["sessions/raw"])
+    assert opened() == ((0, 0), [])
+    # A file changed after git looked, before the index read it: read as it is, and its folder is
+    # not remembered as in step with the tree git saw, so once the file is back as git has it,
+    # the folder is compared again (skipped, the index would keep what was read in between).
+    note.write_text(note.read_text().replace("SVG", "JPG"))
+    git(brain, "commit", "-qam", "jpg")
+    tree = WorktreeScan(brain).tree()
+    text = note.read_text()
+    note.write_text(text.replace("JPG", "PNG"))
+    SearchIndex.open(brain, embedder, tree=tree).close()
+    note.write_text(text)
+    assert opened() == ((1, 0), ["notes/ana-lima"])
+    assert opened() == ((0, 0), [])
