@@ -1,14 +1,19 @@
-"""Scale benchmark: `brain validate` and `brain index` on a large generated Brain.
+"""Scale benchmark: `brain validate`, `brain index`, `brain search` and `brain context` on a large Brain.
 
 Generates (seeded, so byte-identical for one seed) a Brain of PAGES pages across every type, with
 wikilinks and session citations, and SESSIONS canonical sessions of ~10 turns, commits it in git,
-then runs each command RUNS times as a subprocess and prints the median wall and CPU times next
-to `python -c pass` (CPU time is the steadier figure on a shared machine). Usage:
+then runs each command once to warm its caches and RUNS times as a subprocess, and prints the
+median wall and CPU times next to `python -c pass` (CPU time is the steadier figure on a shared
+machine). Usage:
 
     .venv/bin/python bench/brain_scale.py [--pages 5000] [--sessions 10000] [--runs 5] [--out DIR]
-                                          [--seed 7] [--profile]
+                                          [--seed 7] [--profile] [--brain DIR] [--code DIR]
 
 --out keeps the generated Brain (an existing one with the same sizes and seed is reused);
+--brain times an existing Brain instead, e.g. the Dream-compiled 10,000-session Brain that
+`bench/dream_compile.py --keep DIR` leaves (its 46,000 notes are what the generated one lacks);
+--code runs another checkout's code (e.g. `git worktree add /tmp/old <commit>`), to compare
+versions on the same Brain (one after the other: each keeps caches the other does not trust);
 --profile also runs `brain validate` once under cProfile and prints where the time goes.
 """
 
@@ -175,14 +180,18 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", type=Path, default=None, help="keep the Brain here (reused when it matches)")
     parser.add_argument("--profile", action="store_true", help="also profile brain validate in-process")
+    parser.add_argument("--brain", type=Path, default=None, help="time this existing Brain instead of a generated one")
+    parser.add_argument("--code", type=Path, default=REPO, help="the checkout whose code runs (default: this one)")
     args = parser.parse_args()
 
     tmp = None
-    root = args.out.resolve() if args.out else Path(tmp := tempfile.mkdtemp(prefix="brain-bench-")) / "brain"
+    root = (args.brain or args.out).resolve() if (args.brain or args.out) else Path(tmp := tempfile.mkdtemp(prefix="brain-bench-")) / "brain"
     want = {"pages": args.pages, "sessions": args.sessions, "seed": args.seed}
     mark = root / ".git" / MARK
     try:
-        if mark.is_file() and json.loads(mark.read_text()) == want:
+        if args.brain:
+            print(f"timing {root}")
+        elif mark.is_file() and json.loads(mark.read_text()) == want:
             print(f"reusing {root}")
         else:
             if root.exists():
@@ -190,16 +199,22 @@ def main() -> int:
             start = time.perf_counter()
             generate(root, args.pages, args.sessions, args.seed)
             print(f"generated {args.pages} pages and {args.sessions} sessions in {root} ({time.perf_counter() - start:.1f} s)")
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        code_dir = args.code.resolve()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code_dir), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
         brain = [sys.executable, "-m", "brain.cli"]
         rows = [("python -c pass", [sys.executable, "-c", "pass"]),
                 ("brain --help", [*brain, "--help"]),
                 ("brain validate", [*brain, "validate", "--brain", str(root)]),
                 ("brain index", [*brain, "index", "--brain", str(root)]),
-                ("brain index --budget 0", [*brain, "index", "--budget", "0", "--brain", str(root)])]
+                ("brain index --budget 0", [*brain, "index", "--budget", "0", "--brain", str(root)]),
+                ("brain search", [*brain, "search", "where does she work", "--brain", str(root)]),
+                ("brain context", [*brain, "context", "where does she work", "--budget", "1500", "--brain", str(root)])]
+        subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, capture_output=True)  # a copied Brain: git's stat cache
         base = None
-        print(f"\n{'command':<24}{'wall':>9}{'× python':>10}{'cpu':>9}{'× python':>10}  exit   (medians of {args.runs} runs)")
+        print(f"code: {code_dir}")
+        print(f"\n{'command':<24}{'wall':>9}{'× python':>10}{'cpu':>9}{'× python':>10}  exit   (medians of {args.runs} runs, after one to warm caches)")
         for label, cmd in rows:
+            median_time(cmd, 1, env)
             wall, cpu, code = median_time(cmd, args.runs, env)
             base = base or (wall, cpu)
             print(f"{label:<24}{wall:>8.3f}s{wall / base[0]:>9.1f}×{cpu:>8.3f}s{cpu / base[1]:>9.1f}×  {code}")
