@@ -233,8 +233,12 @@ class LinkTallies:
             return {}  # unreadable or of another shape: counted again
 
     def keep(self) -> None:
-        """Hand what changed to the card cache, written with its next save (save_cards)."""
-        if not self._dirty:
+        """Hand what changed to the card cache, written with its next save (save_cards); the
+        tallies of folders that were not asked about (gone from the Brain) are dropped."""
+        gone = set(self._kept) - set(self.how)
+        for folder in gone:
+            del self._kept[folder]
+        if not (self._dirty or gone):
             return
         import json
 

@@ -419,7 +419,8 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             except OSError:
                 unsure.add(_folder_of(rel))
                 continue
-            if tree.key(rel) != blob_id(data):  # changed since git's look (or git does not vouch for it)
+            key = tree.key(rel)
+            if key is None or key != blob_id(data):  # git does not vouch for it, or it changed since git's look
                 unsure.add(_folder_of(rel))
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
             conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, digest, st.st_size, st.st_mtime_ns))

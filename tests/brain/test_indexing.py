@@ -221,6 +221,16 @@ def test_a_folders_tally_is_kept_while_git_vouches_for_its_tree_and_moved_by_a_c
     assert ranks == graph_ranks(BrainView(DirTree(root))) and how == {"notes/ann": "moved", "notes/bob": "kept", "sessions/summaries": "moved"}
     ranks, how = _tallied(root)
     assert ranks == graph_ranks(BrainView(DirTree(root))) and set(how.values()) == {"kept"}
+    import json
+    import shutil
+
+    from brain.indexing import LinkTallies
+
+    shutil.rmtree(root / "notes/bob")  # a folder gone: its tally is not kept
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and sorted(how) == ["notes/ann", "sessions/summaries"]
+    kept = json.loads((root / ".dream/cache/brain-cards" / LinkTallies.FILE).read_text())
+    assert sorted(kept["folders"]) == ["notes/ann", "sessions/summaries"]
 
 
 def test_a_folder_with_changes_git_does_not_vouch_for_is_counted_from_its_files(make_tree):
