@@ -208,7 +208,7 @@ class LinkTallies:
                 page = parse_bytes(change.path, data)
                 if page is not None:
                     tally[tuple(link_names(page))] -= 1
-            if change.new_blob:
+            if change.new_blob and change.new_mode in _FILE_MODES:  # a symlink is no document (doc_paths)
                 card = self.view.link_card(change.path)
                 if card is not None:
                     tally[tuple(card["links"])] += 1

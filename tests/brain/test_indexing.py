@@ -284,3 +284,17 @@ def test_a_tally_file_that_cannot_be_trusted_is_counted_again(make_tree):
     path.write_text(json.dumps(kept))
     ranks, how = _tallied(root)
     assert ranks == graph_ranks(BrainView(DirTree(root))) and how["notes/ann"] == "counted"
+
+
+def test_a_symlink_committed_into_a_folder_is_no_document_of_its_tally(make_tree):
+    from tests.conftest import git
+
+    root = make_tree(TALLIED)
+    git(root, "init", "-q", "-b", "main")
+    _commit(root, "start")
+    _tallied(root)
+    (root / "notes/ann/link.md").symlink_to("n1.md")  # a link to a note that names [[the third]] and [[Beta|b]]
+    _commit(root, "a symlink")
+    ranks, how = _tallied(root)
+    assert ranks == graph_ranks(BrainView(DirTree(root))) and how["notes/ann"] == "moved"
+    assert _tallied(root)[0] == ranks
