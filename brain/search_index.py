@@ -383,23 +383,36 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
     A folder of notes or sessions whose git tree is the one it had when the index was last brought
     in step with it, and which git vouches holds exactly that tree (DirTree.folder_tree), is
     skipped whole: on a 10,000-session Brain those are 67,000 of its 68,000 files, and a stat of
-    each (with the listing of the index's rows) took most of a second per call. The others are
-    compared by size and mtime as before.
+    each (with the listing of the index's rows) took most of a second per call. A folder git
+    vouches holds another tree than it was indexed at (a commit since: a nightly run) is looked
+    at only where the two trees differ (`git diff-tree`). The others are compared by size and
+    mtime as before.
     """
     tree = tree or WorktreeScan(root, walk=True).tree()
     listing = tree.files()
     then = _meta_json(conn, "trees")
     vouched: dict[str, str] = {}  # folder → the tree git vouches it holds
-    skipped: list[str] = []  # folders ("a/b/") in step with their tree: neither listed nor stat'ed
+    skipped: list[str] = []  # folders ("a/b/") in step with their tree, or moved: neither listed nor stat'ed whole
+    moved: list[str] = []  # the paths that differ between the tree a moved folder was indexed at and its tree now
     for folder, tree_id in sorted(tree.folders.items()):
         lo, hi = bisect.bisect_left(listing, folder + "/"), bisect.bisect_left(listing, folder + "0")
-        if tree.folder_tree(folder, listing[lo:hi]) == tree_id:
-            vouched[folder] = tree_id
-            if then.get(folder) == tree_id:
-                skipped.append(folder + "/")
-    files = [rel for rel in _outside(listing, skipped) if indexable(rel)]
+        if tree.folder_tree(folder, listing[lo:hi]) != tree_id:
+            continue
+        vouched[folder] = tree_id
+        before = then.get(folder)
+        if before == tree_id:
+            skipped.append(folder + "/")
+        elif isinstance(before, str) and (changes := _tree_changes(root, before, tree_id)) is not None:
+            skipped.append(folder + "/")
+            moved += [f"{folder}/{c.path}" for c in changes if indexable(f"{folder}/{c.path}")]
+    listed = [rel for rel in moved if (i := bisect.bisect_left(listing, rel)) < len(listing) and listing[i] == rel]
+    files = sorted([rel for rel in _outside(listing, skipped) if indexable(rel)] + listed)
     known = {r[0]: (r[1], r[2], r[3]) for lo, hi in _gaps(skipped)
              for r in conn.execute("SELECT path, hash, size, mtime FROM files WHERE path >= ? AND path < ?", (lo, hi))}
+    for i in range(0, len(moved), 500):
+        part = moved[i : i + 500]
+        known.update((r[0], (r[1], r[2], r[3])) for r in conn.execute(
+            f"SELECT path, hash, size, mtime FROM files WHERE path IN ({','.join('?' * len(part))})", part))
     changed = removed = embedded = 0
     unsure: set[str] = set()  # folders not to remember as in step: a file unread, or not as git has it
     with conn:
@@ -433,6 +446,8 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             removed += 1
             conn.execute("DELETE FROM files WHERE path = ?", (rel,))
             _delete_chunks(conn, rel)
+        # Only folders git vouches for now are remembered: a folder indexed while it held changes git
+        # did not vouch for has no tree to follow a diff from (a change undone later would be missed).
         trees = {folder: tree_id for folder, tree_id in vouched.items() if folder not in unsure}
         if trees != then:
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('trees', ?)", (json.dumps(trees, sort_keys=True),))
@@ -453,6 +468,23 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
         path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=changed,
         removed=removed, embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
     )
+
+
+#: A folder whose tree moved by more files than this is compared whole (a diff would not be shorter).
+MOVED_MAX = 5000
+
+
+def _tree_changes(root: Path, before: str, now: str) -> "list | None":
+    """What differs between two trees of a folder (brain.repo.TreeChange), None when git cannot say
+    (a tree it no longer has) or when that is more than MOVED_MAX files."""
+    from brain.errors import BrainError
+    from brain.repo import BrainRepo
+
+    try:
+        changes = BrainRepo(root).tree_changes(before, now)
+    except BrainError:
+        return None
+    return changes if changes is not None and len(changes) <= MOVED_MAX else None
 
 
 def _meta_json(conn: sqlite3.Connection, key: str) -> dict:

@@ -388,39 +388,58 @@ def test_a_folder_git_vouches_is_the_tree_it_was_indexed_at_is_not_read_again(br
     real_stat = os.stat
     monkeypatch.setattr(search_index.os, "stat", lambda p, *a, **k: stated.append(os.path.relpath(p, brain)) or real_stat(p, *a, **k))
 
-    def opened(**kwargs):
+    def opened():
+        """(changed, removed) and the files of notes and sessions folders the update stat'ed; the
+        index must then hold what one built from nothing holds."""
         stated.clear()
-        stats = Searcher.open(brain, embedder=embedder, **kwargs).index.stats
-        fresh = brain.parent / "fresh"  # the same files indexed from nothing, to compare with
+        stats = Searcher.open(brain, embedder=embedder).index.stats
+        fresh = brain.parent / "fresh"
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.copytree(brain, fresh, ignore=shutil.ignore_patterns(".git", ".dream"))
         Searcher.open(fresh, embedder=embedder).close()
         assert _contents(brain / INDEX_FILE) == _contents(fresh / INDEX_FILE)
-        return (stats.changed, stats.removed), sorted({"/".join(p.split("/")[:2]) for p in stated if p.startswith(("notes/", "sessions/"))})
+        return (stats.changed, stats.removed), sorted(p for p in stated if p.startswith(("notes/", "sessions/")))
+
+    def files(folder):
+        return sorted(str(p.relative_to(brain)) for p in (brain / folder).iterdir())
 
     assert opened() == ((0, 0), [])  # every notes and sessions folder skipped whole
     note = brain / "notes/ana-lima/ana-prefers-pdf-exports.md"
     note.write_text(note.read_text().replace("PDF", "SVG"))
-    assert opened() == ((1, 0), ["notes/ana-lima"])  # changed, not committed: that folder is compared
+    assert len(files("notes/ana-lima")) > 1
+    assert opened() == ((1, 0), files("notes/ana-lima"))  # changed, not committed: the folder is compared whole
     git(brain, "commit", "-qam", "svg")
-    assert opened() == ((0, 0), ["notes/ana-lima"])  # committed: compared once more, then in step
+    # Indexed while it held no tree of git's, the folder has no tree to follow a diff from.
+    assert opened() == ((0, 0), files("notes/ana-lima"))
     assert opened() == ((0, 0), [])
+    note.write_text(note.read_text().replace("SVG", "PNG"))
+    git(brain, "commit", "-qam", "png")  # a commit while nothing opened the index: only what the diff names
+    assert opened() == ((1, 0), [str(note.relative_to(brain))])
     session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
-    (brain / "sessions/raw/2024-04-01-later.jsonl").write_text(session.read_text().replace("new job", "later job"))
-    assert opened() == ((1, 0), ["sessions/raw"])  # an untracked file: the folder is not the tree git has
+    later = brain / "sessions/raw/2024-04-01-later.jsonl"
+    later.write_text(session.read_text().replace("new job", "later job"))
+    assert opened() == ((1, 0), files("sessions/raw"))  # an untracked file: the folder is not the tree git has
     git(brain, "add", "-A")
     git(brain, "commit", "-qm", "later")
-    assert opened() == ((0, 0), ["sessions/raw"])
+    assert opened() == ((0, 0), files("sessions/raw"))
+    other = brain / "notes/ana-lima/ana-moved-to-lisbon.md"
+    other.write_text("---\ntitle: Lisbon\ntype: note\n---\nAna moved to Lisbon.\n")
+    git(brain, "add", "-A")
+    git(brain, "commit", "-qm", "a note")
+    note.unlink()
+    git(brain, "commit", "-qam", "a note gone")  # two commits since: one diff from the tree indexed
+    assert opened() == ((1, 1), [str(other.relative_to(brain))])
     assert opened() == ((0, 0), [])
     # A file changed after git looked, before the index read it: read as it is, and its folder is
     # not remembered as in step with the tree git saw, so once the file is back as git has it,
     # the folder is compared again (skipped, the index would keep what was read in between).
-    note.write_text(note.read_text().replace("SVG", "JPG"))
-    git(brain, "commit", "-qam", "jpg")
+    note = brain / "notes/ana-lima/ana-moved-to-lisbon.md"
+    note.write_text(note.read_text().replace("Lisbon.", "Porto."))
+    git(brain, "commit", "-qam", "porto")
     tree = WorktreeScan(brain).tree()
     text = note.read_text()
-    note.write_text(text.replace("JPG", "PNG"))
+    note.write_text(text.replace("Porto", "Faro!"))
     SearchIndex.open(brain, embedder, tree=tree).close()
     note.write_text(text)
-    assert opened() == ((1, 0), ["notes/ana-lima"])
+    assert opened() == ((1, 0), files("notes/ana-lima"))
     assert opened() == ((0, 0), [])
