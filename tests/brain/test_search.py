@@ -371,7 +371,8 @@ def _contents(db) -> tuple[list, list]:
     with sqlite3.connect(db) as conn:
         files = sorted(conn.execute("SELECT path, hash FROM files"))
         chunks = sorted(conn.execute("SELECT path, ref, kind, title, text, body, cites, date, meta, context FROM chunks"))
-    return files, chunks
+        vectors = sorted(conn.execute("SELECT c.path, c.ref, v.vec FROM chunks c LEFT JOIN vectors v ON v.id = c.id"))
+    return files, chunks, vectors
 
 
 def test_a_folder_git_vouches_is_the_tree_it_was_indexed_at_is_not_read_again(brain, monkeypatch):
