@@ -224,7 +224,9 @@ class SearchIndex:
         hit = _VECTOR_CACHE.get(key)
         if hit is None:
             dim = self.embedder.dim if self.embedder else 0
-            hit = _load_vectors(self.root / VECTORS_DIR / name, dim)
+            hit = _load_vectors(self.root / VECTORS_DIR / name, dim) or self._carried(name, dim)
+            if hit is not None and not (self.root / VECTORS_DIR / name).exists():
+                _save_vectors(self.root / VECTORS_DIR, name, hit)
             if hit is None:
                 rows = self.conn.execute("SELECT c.id, c.kind, c.path FROM vectors v JOIN chunks c ON c.id = v.id ORDER BY v.id").fetchall()
                 blob = b"".join(r[0] for r in self.conn.execute("SELECT vec FROM vectors ORDER BY id"))
@@ -238,6 +240,61 @@ class SearchIndex:
             _MASK_CACHE.clear()
             _VECTOR_CACHE[key] = hit
         return hit
+
+    #: More new vectors than this share of all and the matrix is read whole from SQLite instead.
+    CARRY_MAX_NEW = 0.25
+
+    def _carried(self, name: str, dim: int) -> tuple | None:
+        """The matrix of snapshot `name`, from an earlier snapshot of this index and embedder: its
+        rows whose chunks still have their vector, then the vectors added since (a nightly run adds a
+        few hundred of 200,000; reading them all out of SQLite took a second). Only from a snapshot
+        no chunk id was used twice since (`_chunk_ids`): then the ids kept name the same vectors,
+        and every new id is larger than the snapshot's. None when there is none such."""
+        import numpy as np
+
+        parts = name.rsplit("-", 2)
+        if len(parts) != 3 or not parts[1].isdigit():
+            return None
+        instance, gen, digest = parts
+        ids_meta = json.loads(self._meta("ids") or "{}")
+        if not isinstance(ids_meta, dict) or ids_meta.get("at") != int(gen) or not isinstance(ids_meta.get("from"), int):
+            return None
+        earlier = []
+        try:
+            for entry in (self.root / VECTORS_DIR).iterdir():
+                parts = entry.name.rsplit("-", 2)
+                if len(parts) == 3 and parts[0] == instance and parts[2] == digest and parts[1].isdigit() \
+                        and ids_meta["from"] <= int(parts[1]) < int(gen):
+                    earlier.append((int(parts[1]), entry))
+        except OSError:
+            return None
+        if not earlier:
+            return None
+        old = _load_vectors(max(earlier)[1], dim)
+        if old is None:
+            return None
+        old_ids, old_mat, old_kinds, old_paths = old
+        # Every vector's id, as one string SQLite joins and numpy parses (rows one by one cost 0.15 s).
+        listed = self.conn.execute("SELECT group_concat(id, ' ') FROM (SELECT id FROM vectors ORDER BY id)").fetchone()[0]
+        now = np.array(listed.split(), dtype=np.int64) if listed else np.zeros(0, dtype=np.int64)
+        keep = np.isin(old_ids, now, assume_unique=True)
+        new = np.setdiff1d(now, old_ids, assume_unique=True)
+        if len(new) > self.CARRY_MAX_NEW * len(now) or (len(new) and len(old_ids) and new[0] <= old_ids[-1]):
+            return None  # mostly new, or a vector added for an older chunk: read whole
+        rows = []
+        for i in range(0, len(new), 500):
+            part = new[i : i + 500].tolist()
+            rows += self.conn.execute(f"SELECT v.id, c.kind, c.path, v.vec FROM vectors v JOIN chunks c ON c.id = v.id "
+                                      f"WHERE v.id IN ({','.join('?' * len(part))}) ORDER BY v.id", part).fetchall()
+        if [r[0] for r in rows] != new.tolist():
+            return None
+        kept = int(keep.sum())
+        mat = np.empty((kept + len(rows), dim), dtype=np.float32)  # filled once: the matrix is 200 MB on the 10k Brain
+        np.compress(keep, old_mat, axis=0, out=mat[:kept])
+        mat[kept:] = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(len(rows), dim)
+        return (np.concatenate([old_ids[keep], new]), mat,
+                np.concatenate([old_kinds[keep], np.array([r[1] for r in rows], dtype=object)]),
+                np.concatenate([old_paths[keep], np.array([r[2] for r in rows], dtype=object)]))
 
     def mask(self, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> "np.ndarray":
         """Which rows of `matrix()` are of the kinds (all when empty) and outside the excluded prefixes."""
@@ -417,6 +474,8 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
     added: list[str] = []  # the files whose chunks were inserted
     unsure: set[str] = set()  # folders not to remember as in step: a file unread, or not as git has it
     with conn:
+        ids = _chunk_ids(conn)
+        kept_ids = dict(ids)
         for rel in files:
             full = os.path.join(root, rel)
             try:
@@ -443,7 +502,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             changed += 1
             added.append(rel)
             _delete_chunks(conn, rel)
-            _insert_chunks(conn, chunks_of(rel, data))
+            _insert_chunks(conn, chunks_of(rel, data), ids)
         for rel in set(known) - set(files):
             removed += 1
             conn.execute("DELETE FROM files WHERE path = ?", (rel,))
@@ -459,6 +518,9 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         # The counts, kept per generation: counting 100,000 rows costs a one-shot call ~0.07 s.
         gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
+        ids["at"] = int(gen)
+        if ids != kept_ids or _meta_json(conn, "ids") != ids:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('ids', ?)", (json.dumps(ids, sort_keys=True),))
         counts = _meta_json(conn, "counts")
         if counts.get("generation") != gen:
             count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
@@ -529,22 +591,40 @@ def _delete_chunks(conn: sqlite3.Connection, rel: str) -> None:
     conn.execute("DELETE FROM chunks WHERE path = ?", (rel,))
 
 
-def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
-    """Insert one file's chunks. A turn's `context` is the turn before it in the session: a reply
-    ("It taught me self-acceptance") is found by the words of what it answers ("Becoming Nicole")."""
+def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk], ids: dict[str, int]) -> None:
+    """Insert one file's chunks, numbered from ids["next"] on (never an id used before: see
+    `_chunk_ids`). A turn's `context` is the turn before it in the session: a reply ("It taught
+    me self-acceptance") is found by the words of what it answers ("Becoming Nicole")."""
     rows, before = [], ""
     for c in chunks:
         body = search_text(c)
         context = before if c.kind == "turn" else ""
         before = c.text if c.kind == "turn" else ""  # without its speaker: a name there would match every reply
-        rows.append((c.ref, c.kind, c.path, c.title, c.text, body, " ".join(c.cites), c.date, c.confidence,
+        rows.append((ids["next"], c.ref, c.kind, c.path, c.title, c.text, body, " ".join(c.cites), c.date, c.confidence,
                      json.dumps(c.meta, sort_keys=True) if c.meta else None, c.meta.get("speaker"), c.meta.get("role"),
                      c.meta.get("until"), f"kind{c.kind} top{c.path.split('/', 1)[0].lower()}", context))
+        ids["next"] += 1
     conn.executemany(
-        "INSERT INTO chunks(ref, kind, path, title, text, body, cites, date, confidence, meta, speaker, role, until, facets, "
-        "context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO chunks(id, ref, kind, path, title, text, body, cites, date, confidence, meta, speaker, role, until, facets, "
+        "context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         rows,
     )
+
+
+def _chunk_ids(conn: sqlite3.Connection) -> dict[str, int]:
+    """{"next": the id the next chunk gets, "from": the generation since which no id was used
+    twice, "at": the generation the index had when this was last kept}.
+
+    SQLite would give a new chunk the largest id plus one, so a file whose chunks were the last
+    ones would get the same ids again for other text. A vector snapshot taken at a generation at
+    or after "from" can then be carried forward by ids (`SearchIndex.matrix`). When the index was
+    changed by code that does not keep these ("at" is not its generation), they start afresh."""
+    gen = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+    ids = _meta_json(conn, "ids")
+    if all(isinstance(ids.get(k), int) for k in ("next", "from", "at")) and ids["at"] == gen:
+        return ids
+    top = conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+    return {"next": top + 1, "from": gen, "at": gen}
 
 
 def _embed_missing(conn: sqlite3.Connection, embedder: "Embedder", added: list[str] | None = None) -> int:

@@ -444,3 +444,54 @@ def test_a_folder_git_vouches_is_the_tree_it_was_indexed_at_is_not_read_again(br
     note.write_text(text)
     assert opened() == ((1, 0), files("notes/ana-lima"))
     assert opened() == ((0, 0), [])
+
+
+def _matrix_lists(brain, embedder) -> tuple:
+    searcher = Searcher.open(brain, embedder=embedder)
+    try:
+        ids, mat, kinds, paths = searcher.index.matrix()
+        return ids.tolist(), [list(map(float, row)) for row in mat], kinds.tolist(), paths.tolist()
+    finally:
+        searcher.close()
+
+
+def test_a_vector_snapshot_is_carried_forward_by_chunk_ids_never_used_twice(brain, monkeypatch):
+    import sqlite3
+
+    from brain.search_index import SearchIndex
+
+    embedder = ConceptEmbedder()
+    _matrix_lists(brain, embedder)
+    carried: list = []
+    real = SearchIndex._carried
+    monkeypatch.setattr(SearchIndex, "_carried", lambda self, name, dim: carried.append(found := real(self, name, dim)) or found)
+
+    def check():
+        _fresh_process()
+        carried.clear()
+        got = _matrix_lists(brain, embedder)
+        assert len(carried) == 1 and carried[0] is not None  # carried, not read from SQLite
+        _fresh_process()
+        shutil.rmtree(brain / VECTORS_DIR)
+        carried.clear()
+        assert _matrix_lists(brain, embedder) == got  # what a read from SQLite gives
+        assert carried == [None]
+
+    with sqlite3.connect(brain / INDEX_FILE) as conn:
+        (last,) = conn.execute("SELECT path FROM chunks ORDER BY id DESC LIMIT 1").fetchone()
+    # The file holding the largest ids changes: SQLite alone would give its new chunks those ids again.
+    (brain / last).write_text((brain / last).read_text().replace("Ana", "Bea").replace("puppy", "kitten").replace("PDF", "PNG"))
+    check()
+    (brain / "notes/ana-lima/ana-prefers-pdf-exports.md").unlink()
+    session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
+    session.write_text(session.read_text() + json.dumps({"type": "turn", "n": 3, "role": "user", "speaker": "Ana", "text": "my puppy Pepper"}) + "\n")
+    check()
+    # Changed by code that does not keep the chunk ids (an older version): nothing is carried.
+    _fresh_process()
+    _matrix_lists(brain, embedder)
+    with sqlite3.connect(brain / INDEX_FILE) as conn:
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+    _fresh_process()
+    carried.clear()
+    _matrix_lists(brain, embedder)
+    assert carried == [None]
