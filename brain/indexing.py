@@ -27,6 +27,7 @@ from brain import layout
 from brain.doccache import link_names
 from brain.errors import BrainError
 from brain.render import render_knowledge_index
+from brain.scan import tree_folder
 from brain.view import BrainView
 
 if TYPE_CHECKING:
@@ -122,17 +123,16 @@ def page_ranks(view: BrainView, tallies: "LinkTallies | None" = None) -> dict[st
 
 def _folders(paths: list[str], pages: frozenset[str]) -> dict[str, list[str]]:
     """The documents that are not pages (`paths` sorted) by the folder that would hold a tree id
-    of them (`notes/<topic>`, `sessions/summaries`: the first two parts of the path)."""
+    of them (brain.scan.tree_folder; a file with none, by its top folder)."""
     out: dict[str, list[str]] = {}
     prefix, group = "\0", []  # no path starts with NUL
     for path in paths:
         if path in pages:
             continue
         if not path.startswith(prefix):
-            cut = path.find("/", path.find("/") + 1)
-            folder = path[:cut] if cut > 0 else path.split("/", 1)[0]
-            prefix = folder + "/" if cut > 0 else "\0"  # a file of the top folder: no subfolder follows it into its group
-            group = out.setdefault(folder, [])
+            folder = tree_folder(path)
+            prefix = folder + "/" if folder else "\0"  # a file of the top folder: no subfolder follows it into its group
+            group = out.setdefault(folder or path.split("/", 1)[0], [])
         group.append(path)
     return out
 

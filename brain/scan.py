@@ -275,10 +275,17 @@ def _after(folder: str) -> str:
     return folder[:-1] + chr(ord(folder[-1]) + 1)
 
 
+def tree_folder(rel: str) -> str | None:
+    """The folder whose tree id is kept for a file below it (its first two parts: "notes/<topic>"
+    of "notes/<topic>/x.md"); None for a file with no such folder above it ("notes/x.md")."""
+    cut = rel.find("/", rel.find("/") + 1)
+    return rel[:cut] if cut > 0 else None
+
+
 def _folder_trees(listed: bytes, changed: frozenset[str]) -> dict[str, str]:
     """folder → tree id from `git ls-tree -z` lines ("040000 tree <id>\t<path>"), without the
     folders holding a path git status names (the caller still checks for untracked files)."""
-    dirty = {path[: path.index("/", path.index("/") + 1)] for path in changed if path.count("/") >= 2}
+    dirty = {tree_folder(path) for path in changed} - {None}
     out = {}
     for entry in listed.split(b"\0"):
         head, _, rel = entry.partition(b"\t")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from brain import layout
 from brain.chunks import Chunk, chunks_of, indexable
 from brain.repo import blob_id
-from brain.scan import WorktreeScan
+from brain.scan import WorktreeScan, tree_folder
 from brain.tree import DirTree
 
 if TYPE_CHECKING:
@@ -472,7 +472,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             f"SELECT path, hash, size, mtime FROM files WHERE path IN ({','.join('?' * len(part))})", part))
     changed = removed = embedded = 0
     added: list[str] = []  # the files whose chunks were inserted
-    unsure: set[str] = set()  # folders not to remember as in step: a file unread, or not as git has it
+    unsure: set[str | None] = set()  # folders not to remember as in step: a file unread, or not as git has it
     with conn:
         ids = _chunk_ids(conn)
         kept_ids = dict(ids)
@@ -481,7 +481,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             try:
                 st = os.stat(full)
             except OSError:
-                unsure.add(_folder_of(rel))
+                unsure.add(tree_folder(rel))
                 continue
             old = known.get(rel)
             if old and old[1] == st.st_size and old[2] == st.st_mtime_ns:
@@ -490,11 +490,11 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
                 with open(full, "rb") as f:
                     data = f.read()
             except OSError:
-                unsure.add(_folder_of(rel))
+                unsure.add(tree_folder(rel))
                 continue
             key = tree.key(rel)
             if key is None or key != blob_id(data):  # git does not vouch for it, or it changed since git's look
-                unsure.add(_folder_of(rel))
+                unsure.add(tree_folder(rel))
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
             conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", (rel, digest, st.st_size, st.st_mtime_ns))
             if old and old[0] == digest:
@@ -559,11 +559,6 @@ def _meta_json(conn: sqlite3.Connection, key: str) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-def _folder_of(rel: str) -> str:
-    """The folder a tree id is kept for that holds `rel` ("notes/<topic>" for "notes/<topic>/x.md")."""
-    return "/".join(rel.split("/", 2)[:2])
 
 
 def _outside(listing: list[str], prefixes: list[str]) -> list[str]:
