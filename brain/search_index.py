@@ -256,8 +256,8 @@ class SearchIndex:
         if len(parts) != 3 or not parts[1].isdigit():
             return None
         instance, gen, digest = parts
-        ids_meta = json.loads(self._meta("ids") or "{}")
-        if not isinstance(ids_meta, dict) or ids_meta.get("at") != int(gen) or not isinstance(ids_meta.get("from"), int):
+        ids_meta = _meta_json(self.conn, "ids")
+        if ids_meta.get("at") != int(gen) or not isinstance(ids_meta.get("from"), int):
             return None
         earlier = []
         try:
