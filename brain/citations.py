@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from brain.model import Model
 
 _SESSION_RE = re.compile(r"^session:([A-Za-z0-9][A-Za-z0-9._-]*)#t(\d+)(?:-t(\d+))?$")
 _SOURCE_RE = re.compile(r"^source:([A-Za-z0-9][A-Za-z0-9._-]*)/(\S+)$")
@@ -20,7 +22,7 @@ class CitationError(ValueError):
     """A citation target string that does not follow the format; the message says which."""
 
 
-class CitationTarget(BaseModel):
+class CitationTarget(Model):
     """Where a cited claim's evidence lives.
 
     kind=session: ref is the session id, turns first_turn..last_turn (inclusive, from 1).

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from brain import layout
 from brain.errors import BrainError
+from brain.model import Model
 
 #: Default token budget of `brain index` (tokens estimated as ceil(chars / 3.5)); 0 = no limit.
 DEFAULT_INDEX_BUDGET = 8000
@@ -22,7 +23,7 @@ class ConfigError(BrainError):
     """`brain.toml` cannot be read: invalid TOML or a value of the wrong kind."""
 
 
-class DreamTable(BaseModel):
+class DreamTable(Model):
     """`[dream]`: which model backend compiles the Brain. None = Dream's own default."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
@@ -30,14 +31,14 @@ class DreamTable(BaseModel):
     model: str | None = None
 
 
-class IndexTable(BaseModel):
+class IndexTable(Model):
     """`[index]`: how much of knowledge/index.md `brain index` prints."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
     budget: int = Field(default=DEFAULT_INDEX_BUDGET, ge=0)
 
 
-class BrainConfig(BaseModel):
+class BrainConfig(Model):
     """Settings of one Brain. `path` is the file it was read from (None for defaults)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)

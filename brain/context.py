@@ -20,11 +20,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.cards import render_card
 from brain.chunks import plain
+from brain.model import Model
 from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
@@ -47,7 +48,7 @@ _REACTION_RE = re.compile(
     r"absolutely|i agree|agreed)\b", re.I)
 
 
-class ContextItem(BaseModel):
+class ContextItem(Model):
     """One candidate of the packet, admitted or not. `cites` are the turns its text rests on."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -60,7 +61,7 @@ class ContextItem(BaseModel):
     cites: list[str] = Field(default_factory=list)
 
 
-class ContextPacket(BaseModel):
+class ContextPacket(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     question: str
     budget: int
@@ -75,7 +76,7 @@ class ContextPacket(BaseModel):
         return [i for i in self.items if i.admitted]
 
 
-class ContextOptions(BaseModel):
+class ContextOptions(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     budget: int = 2000
     reserve: int = 0

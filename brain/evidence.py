@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.errors import BrainError, NotFoundError
+from brain.model import Model
 from brain.page import Page
 from brain.view import BrainView
 
 
-class EvidenceItem(BaseModel):
+class EvidenceItem(Model):
     """One cited turn (turn/speaker/time set) or one record or note (fields set)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -29,7 +30,7 @@ class EvidenceItem(BaseModel):
     fields: dict[str, str] = Field(default_factory=dict)
 
 
-class Evidence(BaseModel):
+class Evidence(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     path: str
     n: int

@@ -12,16 +12,17 @@ from __future__ import annotations
 from collections import defaultdict
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.lookup import find_doc
+from brain.model import Model
 from brain.page import Page
 from brain.view import BrainView
 
 
-class Link(BaseModel):
+class Link(Model):
     """One `[[name]]` at `line` of `source`; `target` is the path it resolves to (None: nowhere)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

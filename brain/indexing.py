@@ -21,11 +21,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.doccache import link_names
 from brain.errors import BrainError
+from brain.model import Model
 from brain.render import render_knowledge_index
 from brain.scan import tree_folder
 from brain.view import BrainView
@@ -44,7 +45,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / TOKEN_CHARS)
 
 
-class IndexResult(BaseModel):
+class IndexResult(Model):
     """What `brain index` prints, and what it left out."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

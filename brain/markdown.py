@@ -10,7 +10,9 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from brain.model import Model
 
 if TYPE_CHECKING:  # imported by markdown(): what Dream writes takes the line scanner, and a
     # nightly run need not import markdown-it at all (20 ms of its start)
@@ -22,7 +24,7 @@ _CITE_RE = re.compile(r"\[cite:(\d{1,6})\]")
 _ANY_REF_RE = re.compile(_WIKILINK_RE.pattern + "|" + _CITE_RE.pattern)
 
 
-class WikiLink(BaseModel):
+class WikiLink(Model):
     """`[[target#heading|text]]` at a 1-based line of the file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -32,7 +34,7 @@ class WikiLink(BaseModel):
     line: int
 
 
-class CiteRef(BaseModel):
+class CiteRef(Model):
     """`[cite:N]` at a 1-based line of the file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -40,14 +42,14 @@ class CiteRef(BaseModel):
     line: int
 
 
-class Heading(BaseModel):
+class Heading(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     level: int
     title: str
     line: int
 
 
-class CodeRef(BaseModel):
+class CodeRef(Model):
     """A wikilink or cite written inside code: not an edge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,7 +57,7 @@ class CodeRef(BaseModel):
     line: int
 
 
-class BodyRefs(BaseModel):
+class BodyRefs(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     links: list[WikiLink]
     cites: list[CiteRef]

@@ -15,11 +15,12 @@ import re
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
+from brain.model import Model
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KEY_ORDER = ("title", "type", "aliases", "summary", "created", "updated", "sources")
@@ -28,7 +29,7 @@ MAX_FRONTMATTER_CHARS = 64_000
 _YAML_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
 
 
-class Frontmatter(BaseModel):
+class Frontmatter(Model):
     """Front matter of any Brain document (page, session summary, note); unknown keys are kept.
 
     Type-specific required keys (a page's summary, a summary's id, a note's kind) are checked by
@@ -92,7 +93,7 @@ class Frontmatter(BaseModel):
         return dict(self.model_extra or {})
 
 
-class Page(BaseModel):
+class Page(Model):
     """A parsed Brain document. `source_*` keep what it was parsed from, for byte-stable rendering."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

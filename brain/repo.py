@@ -15,15 +15,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from brain.errors import BrainError
+from brain.model import Model
 from brain.scan import _FOLDERS, WorktreeScan, _folder_trees
 
 _TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
 
 
-class LogEntry(BaseModel):
+class LogEntry(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     sha: str
     date: str

@@ -9,10 +9,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from brain import layout
 from brain.errors import BrainError
+from brain.model import Model
 from brain.render import render_knowledge_index, render_sessions_index
 from brain.repo import BrainRepo
 
@@ -38,7 +39,7 @@ def initial_files() -> dict[str, str]:
     }
 
 
-class InitReport(BaseModel):
+class InitReport(Model):
     """What `brain init` did."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -29,9 +29,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain.chunks import KINDS, Chunk
+from brain.model import Model
 from brain.search_index import IndexStats, Light, SearchIndex
 from brain.thesaurus import members
 
@@ -65,7 +66,7 @@ STOPWORDS = frozenset(
 )
 
 
-class SearchHit(BaseModel):
+class SearchHit(Model):
     """One ranked chunk, with the ranks and words that got it there."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -108,7 +109,7 @@ class SearchHit(BaseModel):
         return "; ".join(parts) or "recent"
 
 
-class SearchResult(BaseModel):
+class SearchResult(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     query: str
     mode: Mode

@@ -18,10 +18,11 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from brain import layout
 from brain.chunks import Chunk, chunks_of, indexable
+from brain.model import Model
 from brain.repo import blob_id
 from brain.scan import WorktreeScan, tree_folder
 from brain.tree import DirTree
@@ -79,7 +80,7 @@ class Light(NamedTuple):
     role: str | None
 
 
-class IndexStats(BaseModel):
+class IndexStats(Model):
     """What opening the index did, for `brain search --json` and the bench."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

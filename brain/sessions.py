@@ -10,15 +10,16 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from brain.layout import is_session_id
+from brain.model import Model
 
 MAX_SESSION_BYTES = 50_000_000
 MAX_TURN_CHARS = 200_000
 
 
-class SessionHeader(BaseModel):
+class SessionHeader(Model):
     model_config = ConfigDict(extra="allow", frozen=True)
     type: Literal["session"] = "session"
     id: str
@@ -28,7 +29,7 @@ class SessionHeader(BaseModel):
     participants: list[str] = Field(default_factory=list)
 
 
-class Turn(BaseModel):
+class Turn(Model):
     model_config = ConfigDict(extra="allow", frozen=True)
     type: Literal["turn"] = "turn"
     n: int = Field(ge=1)
@@ -38,7 +39,7 @@ class Turn(BaseModel):
     text: str
 
 
-class Session(BaseModel):
+class Session(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     header: SessionHeader
     turns: list[Turn]
@@ -54,7 +55,7 @@ class Session(BaseModel):
         return next((t for t in self.turns if t.n == n), None)
 
 
-class SessionProblem(BaseModel):
+class SessionProblem(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     path: str
     line: int

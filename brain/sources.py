@@ -6,10 +6,12 @@ path of a document below the connector folder.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from brain.model import Model
 
 
-class SourceRecord(BaseModel):
+class SourceRecord(Model):
     """One record of a connector export, flattened to properties and readable text."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from brain.model import Model
 from dream.backends.base import Usage
 
 
-class CallUsage(BaseModel):
+class CallUsage(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     input_tokens: int = 0  # all input tokens, cache reads and writes included
     output_tokens: int = 0
@@ -23,7 +24,7 @@ class CallUsage(BaseModel):
     cache_write_tokens: int = 0
 
 
-class CallRecord(BaseModel):
+class CallRecord(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     seq: int
     task: str
@@ -40,7 +41,7 @@ class CallRecord(BaseModel):
     replayed: bool = False
 
 
-class Price(BaseModel):
+class Price(Model):
     """US dollars per million tokens."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain.layout import slugify
+from brain.model import Model
 from dream.offline.text import STOPWORDS, stem
 
 #: A never-record topic word brings its everyday vocabulary along.
@@ -34,7 +35,7 @@ _GENERIC = frozenset(
 _FORGET_LINE_RE = re.compile(r"^\s*[-*]\s+(?:\d{4}-\d{2}-\d{2}:?\s+)?(?:\[\[)?([^\]|#\n]+?)(?:\|[^\]]*)?(?:\]\])?(?:\s+[—–(:-].*)?\s*$")
 
 
-class Instructions(BaseModel):
+class Instructions(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     text: str = ""
     never_record: list[str] = Field(default_factory=list)  # stemmed trigger words

@@ -9,15 +9,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Container
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
+from brain.model import Model
 from brain.page import Frontmatter, Page
 from brain.view import remember_built
 from dream.offline.text import clean_statement
 
 
-class Note(BaseModel):
+class Note(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     path: str
     statement: str

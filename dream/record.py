@@ -21,10 +21,11 @@ from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
+from brain.model import Model
 from dream.backends.base import BackendError
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.calls import CallUsage
@@ -35,7 +36,7 @@ FORMAT = 1
 _SKIP = (layout.RUNS + "/", layout.CACHE + "/", layout.LOCK, ".git/")
 
 
-class RecordMeta(BaseModel):
+class RecordMeta(Model):
     model_config = ConfigDict(extra="forbid")
     format: int = FORMAT
     run_id: str
@@ -195,7 +196,7 @@ def network_disabled() -> Iterator[None]:
         backends.ALLOW_NETWORK = allowed
 
 
-class ReplayResult(BaseModel):
+class ReplayResult(Model):
     model_config = ConfigDict(extra="forbid")
     run_id: str
     identical: bool

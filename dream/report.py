@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from brain.model import Model
 
 
-class RunReport(BaseModel):
+class RunReport(Model):
     model_config = ConfigDict(extra="forbid")
 
     run_id: str

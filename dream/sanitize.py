@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from brain.model import Model
 from brain.sessions import Session
 from dream.instructions import Instructions
 from dream.offline.text import sentences
@@ -16,7 +17,7 @@ INJECTION_PLACEHOLDER = "[untrusted instruction removed]"
 NEVER_RECORD_PLACEHOLDER = "[omitted: a never-record topic]"
 
 
-class SanitizeReport(BaseModel):
+class SanitizeReport(Model):
     model_config = ConfigDict(extra="forbid")
     secrets: int = 0
     injections: int = 0

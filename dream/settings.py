@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.errors import BrainError
 from brain.layout import CONFIG
+from brain.model import Model
 
 
-class LLMOptions(BaseModel):
+class LLMOptions(Model):
     """How a network backend talks to its server ([dream] in brain.toml; --model). Never holds a key."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -30,7 +31,7 @@ class LLMOptions(BaseModel):
     price_out: float | None = None
 
 
-class VerifierPolicy(BaseModel):
+class VerifierPolicy(Model):
     """What the gate does with claims the verifier does not find supported ([dream.verifier])."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -38,7 +39,7 @@ class VerifierPolicy(BaseModel):
     contradicted: Literal["flag", "remove", "reject"] = "flag"  # keep and list it for the owner | …
 
 
-class DreamSettings(BaseModel):
+class DreamSettings(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     root: Path

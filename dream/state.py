@@ -17,10 +17,11 @@ import re
 from collections.abc import Callable, MutableMapping
 from typing import Annotated
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
+from brain.model import Model
 
 #: 2: `written` lives in `.dream/written/` shards. A version 1 state.json (all in one file) is read
 #: as it is, and its first render writes every shard.
@@ -28,14 +29,14 @@ STATE_VERSION = 2
 MAX_ENTITY_SESSIONS = 3
 
 
-class SessionState(BaseModel):
+class SessionState(Model):
     model_config = ConfigDict(extra="forbid")
     hash: str
     turns: int
     run: str
 
 
-class EntityState(BaseModel):
+class EntityState(Model):
     """An entity met in sessions: its type, where it was met (a few ids), its page slug once it has one."""
 
     model_config = ConfigDict(extra="forbid")
@@ -288,7 +289,7 @@ def _as_written(value: object) -> object:
     return value if isinstance(value, Written) else Written(dict(value)) if isinstance(value, dict) else value
 
 
-class DreamState(BaseModel):
+class DreamState(Model):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     version: int = STATE_VERSION
     sessions: Annotated[Sessions, BeforeValidator(_as_sessions)] = Field(default_factory=Sessions)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
+from brain.model import Model
 from brain.repo import BrainRepo
 from brain.tree import DirTree
 from dream.phases.orient import list_session_files, plan_sessions
 from dream.state import parse_state
 
 
-class RunLine(BaseModel):
+class RunLine(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     run_id: str
     commit: str
@@ -21,7 +22,7 @@ class RunLine(BaseModel):
     subject: str
 
 
-class Status(BaseModel):
+class Status(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     runs: list[RunLine] = Field(default_factory=list)
     pending: list[str] = Field(default_factory=list)

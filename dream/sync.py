@@ -14,10 +14,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
+from brain.model import Model
 from brain.repo import BrainRepo, blob_id
 from dream.merge import merge3
 
@@ -25,7 +26,7 @@ DREAM_AUTHOR = "Dream <dream@localhost>"
 DREAM_IDENTITY = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localhost"}
 
 
-class SyncPlan(BaseModel):
+class SyncPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     writes: dict[str, str] = Field(default_factory=dict)  # path → final text
     added: list[str] = Field(default_factory=list)
@@ -75,7 +76,7 @@ def write_atomic(path: Path, text: str) -> None:
     _replace_file(path, text.encode("utf-8"), set())
 
 
-class Journal(BaseModel):
+class Journal(Model):
     """`.dream/journal.json`: a commit whose working-tree update may not have finished."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -95,7 +96,7 @@ class Journal(BaseModel):
         return {rel: blob_id(text.encode("utf-8")) if text is not None else None for rel, text in self.files.items()}
 
 
-class SyncResult(BaseModel):
+class SyncResult(Model):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
     commit: str | None
     conflicts: list[str] = Field(default_factory=list)  # found while rebasing on the owner's commits

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+
+from brain.model import Model
 
 Severity = Literal["error", "warning"]
 
 
-class Finding(BaseModel):
+class Finding(Model):
     """`path:line: CODE message` — path is relative to the Brain, lines count from 1.
 
     Line 0 means the finding is about the Brain as a whole (E000: a check itself failed).

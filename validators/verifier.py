@@ -10,8 +10,9 @@ import re
 import weakref
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from brain.model import Model
 from brain.page import Page
 from brain.view import BrainView
 
@@ -22,7 +23,7 @@ class Judge(Protocol):
     def judge(self, claim: str, evidence: list[str]) -> tuple[str, float, str]: ...
 
 
-class Claim(BaseModel):
+class Claim(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     path: str
     line: int
@@ -30,7 +31,7 @@ class Claim(BaseModel):
     cites: list[int]
 
 
-class ClaimVerdict(BaseModel):
+class ClaimVerdict(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     path: str
     line: int

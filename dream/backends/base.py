@@ -12,8 +12,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from brain.model import Model
 from brain.sessions import Session
 
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
@@ -37,7 +38,7 @@ SECTION_OF_KIND: dict[str, str] = {kind: heading for heading, kinds in SECTIONS 
 PAGE_SECTION_FACTS = 25
 
 
-class _Model(BaseModel):
+class _Model(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 

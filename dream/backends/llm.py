@@ -23,6 +23,7 @@ from typing import Any, Callable, ClassVar, Literal
 import jinja2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from brain.model import Model
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends.base import (
     AnswerDraft,
@@ -63,14 +64,14 @@ VERIFY_BATCH = 40
 _INDEX_SLUG_RE = re.compile(r"^- \[\[([^\]|#]+)", re.M)
 
 
-class ClaimJudgement(BaseModel):
+class ClaimJudgement(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     n: int
     label: Literal["supported", "unsupported", "contradicted"]
     reason: str
 
 
-class ClaimVerdicts(BaseModel):
+class ClaimVerdicts(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     verdicts: list[ClaimJudgement]
 

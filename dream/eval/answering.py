@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from brain.model import Model
 from dream.backends.base import AnswerRequest, BackendError, JudgeRequest, ModelBackend
 from dream.eval.datasets import EvalCase
 from dream.eval.metrics import Item, token_f1
@@ -22,7 +23,7 @@ from dream.eval.metrics import Item, token_f1
 TURNS_HEADING = "## Evidence turns"
 
 
-class Answered(BaseModel):
+class Answered(Model):
     """One question asked of one system at one budget: the answer, the judgement, the F1."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

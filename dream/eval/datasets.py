@@ -13,8 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
+from brain.model import Model
 from dream.importers.locomo import evidence_targets, parse_date_time
 from dream.importers.longmemeval import parse_date
 from dream.importers.longmemeval import session_id as lme_session_id
@@ -25,7 +26,7 @@ LOCOMO_HEADLINE = ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")
 LONGMEMEVAL_OWNER = "User"
 
 
-class EvalCase(BaseModel):
+class EvalCase(Model):
     """One question: its gold turns (`session:<id>#t<n>`) and the Brain it is asked of."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -39,7 +40,7 @@ class EvalCase(BaseModel):
     asked: dt.date | None = None  # when the question is asked, where the benchmark says (LongMemEval)
 
 
-class Dataset(BaseModel):
+class Dataset(Model):
     """The questions, and per Brain the JSON list to import (in the importer's own format)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from brain.model import Model
 from dream.backends.base import RunContext, Usage
 from dream.eval.answering import Answered, Answerer, baseline_text
 from dream.eval.baseline import TurnBM25
@@ -29,7 +30,7 @@ ANSWER_LOG = "answers"  # folder of the answer backend's calls.jsonl, next to th
 Progress = Callable[[int, str], None]  # (steps done since the last call, what is running)
 
 
-class Score(BaseModel):
+class Score(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     system: str
     budget: int
@@ -46,7 +47,7 @@ class Score(BaseModel):
     f1: float | None = None  # mean token F1 of their answers against the gold answers
 
 
-class Miss(BaseModel):
+class Miss(Model):
     """A gold turn the full packet at the middle budget did not carry (for improving Dream)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -58,7 +59,7 @@ class Miss(BaseModel):
     text: str
 
 
-class EvalReport(BaseModel):
+class EvalReport(Model):
     model_config = ConfigDict(extra="forbid")
     dataset: str
     file: str

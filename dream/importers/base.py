@@ -16,16 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
+from brain.model import Model
 from brain.sessions import MAX_TURN_CHARS, Session, Turn, parse_session, render_session
 
 #: Largest input file an importer reads whole (a ChatGPT export of years is a few hundred MB).
 MAX_INPUT_BYTES = 1_000_000_000
 
 
-class Parsed(BaseModel):
+class Parsed(Model):
     """What a format reader found: canonical sessions (ids may still be unsafe) and problems."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -33,14 +34,14 @@ class Parsed(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-class GrownSession(BaseModel):
+class GrownSession(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     turns_before: int
     turns_added: int
 
 
-class ImportReport(BaseModel):
+class ImportReport(Model):
     """The outcome of one `dream import`: what was created, what grew, what stayed, what went wrong."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -63,7 +64,7 @@ class ImportReport(BaseModel):
         return line
 
 
-class SessionWrite(BaseModel):
+class SessionWrite(Model):
     """One planned file write; `expected` is the file's content when planned (None: must not exist)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -72,7 +73,7 @@ class SessionWrite(BaseModel):
     expected: bytes | None
 
 
-class ImportPlan(BaseModel):
+class ImportPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     writes: list[SessionWrite] = Field(default_factory=list)
     created: list[str] = Field(default_factory=list)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import bisect
 from typing import Callable, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.doccache import frame, unframe
+from brain.model import Model
 from brain.scan import entry_key
 from brain.tree import Tree
 from dream.state import DreamState, content_hash
@@ -24,7 +25,7 @@ class SessionFile(NamedTuple):
     hash: str
 
 
-class PendingSession(BaseModel):
+class PendingSession(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     hash: str
@@ -32,7 +33,7 @@ class PendingSession(BaseModel):
     seen_turns: int = 0
 
 
-class RunPlan(BaseModel):
+class RunPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     pending: list[PendingSession]
     deferred: list[str] = Field(default_factory=list)  # pending beyond --max-sessions
