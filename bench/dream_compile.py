@@ -9,6 +9,10 @@ Prints medians of several runs and ratios against baselines measured in the same
 --sessions, the same code), so only the incremental part is measured again. The caches under
 .dream/cache/ are keyed by a digest of the code, so after a code change the kept Brain would be
 measured cold: it is compiled again instead.
+
+--small N (default 100) also times the incremental run on an N-session Brain: what any run costs
+(starting Python, imports, compiling one session), against which the large Brain's figure shows
+what grows with the Brain, next to what grows for git.
 """
 
 from __future__ import annotations
@@ -123,8 +127,9 @@ def add_session(root: Path, seed: int, start) -> None:
     shutil.rmtree(root / "extra")
 
 
-def incremental(compiled: Path, runs: int, tmp: Path) -> None:
-    """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files."""
+def incremental(compiled: Path, runs: int, tmp: Path, label: str = "incremental") -> tuple[float, float]:
+    """One new session on the compiled Brain: `dream run` vs `git add && git commit` of the same files.
+    Returns the two medians."""
     dream_times, git_times, timings = [], [], []
     for i in range(runs):
         work = tmp / f"incr-{i}"
@@ -151,9 +156,10 @@ def incremental(compiled: Path, runs: int, tmp: Path) -> None:
         shutil.rmtree(bare)
         shutil.rmtree(work)
     d, g = statistics.median(dream_times), statistics.median(git_times)
-    print(f"incremental (1 new session, {len(changed)} files changed): dream run {d:.2f} s, "
+    print(f"{label} (1 new session, {len(changed)} files changed): dream run {d:.2f} s, "
           f"bare git add+commit of the same files {g:.2f} s, ratio {d / g:.1f}x (medians of {runs})")
     print(phases_line(timings))
+    return d, g
 
 
 def main() -> None:
@@ -162,6 +168,9 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-locomo", action="store_true")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="compile the synthetic Brain into DIR once; reuse it later")
+    ap.add_argument("--small", type=int, default=100, metavar="N",
+                    help="also time the incremental run on an N-session Brain, to split the large one's time into what any "
+                         "run costs and what grows with the Brain (0: skip)")
     args = ap.parse_args()
     precompile()
     with tempfile.TemporaryDirectory(prefix="dream-bench-") as tmp_name:
@@ -182,7 +191,14 @@ def main() -> None:
                 shutil.rmtree(kept, ignore_errors=True)
                 shutil.copytree(compiled, kept, symlinks=True)
                 (kept / MARK).write_text(made_by)  # in the (ignored) cache folder: not part of the Brain
-        incremental(compiled, args.runs, tmp)
+        d, g = incremental(compiled, args.runs, tmp)
+        if 0 < args.small < args.sessions:
+            small = full_compile(f"synthetic-{args.small}", lambda r: make_corpus(r, args.small), 1, tmp)
+            d0, g0 = incremental(small, args.runs, tmp, label=f"incremental on {args.small} sessions")
+            # What any run costs (start, imports, one session compiled) vs what grows with the Brain.
+            print(f"from {args.small} to {args.sessions} sessions the incremental run grows by {d - d0:.2f} s "
+                  f"(dream) and {g - g0:.2f} s (bare git); at {args.small} sessions dream takes {d0:.2f} s, "
+                  f"so {2 * g:.2f} s (2x bare at {args.sessions}) leaves {2 * g - d0:.2f} s for what grows")
 
 
 if __name__ == "__main__":
