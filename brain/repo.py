@@ -217,8 +217,6 @@ _CONFIGURED: dict[str, bool] = {}
 
 def _has_git_identity() -> bool:
     """True when git has a user.name of its own (the person's config): then we never override it."""
-    import subprocess  # noqa: PLC0415
-
     if "name" not in _CONFIGURED:
         out = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
         _CONFIGURED["name"] = bool(out.stdout.strip())
@@ -227,8 +225,6 @@ def _has_git_identity() -> bool:
 
 def _identity(env: dict[str, str] | None) -> dict[str, str]:
     """The caller's environment, plus a fallback identity only where git has none (cron, CI)."""
-    import os  # noqa: PLC0415
-
     fallback = {}
     if not _has_git_identity():
         fallback = {
