@@ -37,7 +37,7 @@ from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, parse_state, shard_problem
 from dream.timing import PhaseClock
-from dream.sync import apply_sync, fault, plan_sync, read_live, recover
+from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
 from dream.claims import withdraw
@@ -203,79 +203,97 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
 
     regenerate()
     staged.flush(background=True)  # written while the gate runs; the flush below waits for it
-    fault("after-staging")
-    clock.mark("gate")
-    gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summaries=lambda: _summary_cards(comp))
-    fault("after-gate")
-    report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
-    report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
-    for sid, path in withdraw(comp, sessions, gate.unverified):
-        state.sessions.pop(sid, None)  # the final regenerate() below writes state.json without it
-        report.session_failures[sid] = f"kept pending: {path} could not be verified"
-        report.sessions = [s for s in report.sessions if s != sid]
-    report.rejected = gate.rejected
-    report.verifier = dict(sorted(gate.verdict_counts().items()))
-    report.findings = [f.lint_line() for f in gate.findings]
-    report.pages_created = sorted(p for p in comp.created if staged.has(p))
-    report.pages_updated = sorted(p for p in comp.updated if staged.has(p))
-    report.notes_written = sum(1 for p in staged.written if layout.is_note_path(p))
-    report.facts = comp.counts.get("facts", 0)
-    report.facts_superseded = comp.counts.get("facts_superseded", 0)
-    report.conflicts = comp.conflicts
-    report.forgotten = comp.forgotten
-    report.kept = sorted(set(comp.kept))
-    report.session_failures.update({f.unit: f.reason for f in comp.failures})
-    usage = backend.usage()
-    report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
-    report.cache_read_tokens, report.cache_write_tokens = usage.cache_read_tokens, usage.cache_write_tokens
-    report.cost_usd, report.model_calls = usage.cost_usd, usage.calls
-    report.model, report.backend_reason = backend.model, settings.backend_reason
-    if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
-        report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
-    clock.mark("generate")
-    regenerate(final=True)  # the log entry and state carry the final figures
-    staged.flush()
-    clock.mark("sync")
+    early = _early_commit(settings, staged, head, live)  # its fast-import runs while the gate does
+    try:
+        fault("after-staging")
+        clock.mark("gate")
+        gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summaries=lambda: _summary_cards(comp))
+        fault("after-gate")
+        report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
+        report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
+        for sid, path in withdraw(comp, sessions, gate.unverified):
+            state.sessions.pop(sid, None)  # the final regenerate() below writes state.json without it
+            report.session_failures[sid] = f"kept pending: {path} could not be verified"
+            report.sessions = [s for s in report.sessions if s != sid]
+        report.rejected = gate.rejected
+        report.verifier = dict(sorted(gate.verdict_counts().items()))
+        report.findings = [f.lint_line() for f in gate.findings]
+        report.pages_created = sorted(p for p in comp.created if staged.has(p))
+        report.pages_updated = sorted(p for p in comp.updated if staged.has(p))
+        report.notes_written = sum(1 for p in staged.written if layout.is_note_path(p))
+        report.facts = comp.counts.get("facts", 0)
+        report.facts_superseded = comp.counts.get("facts_superseded", 0)
+        report.conflicts = comp.conflicts
+        report.forgotten = comp.forgotten
+        report.kept = sorted(set(comp.kept))
+        report.session_failures.update({f.unit: f.reason for f in comp.failures})
+        usage = backend.usage()
+        report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
+        report.cache_read_tokens, report.cache_write_tokens = usage.cache_read_tokens, usage.cache_write_tokens
+        report.cost_usd, report.model_calls = usage.cost_usd, usage.calls
+        report.model, report.backend_reason = backend.model, settings.backend_reason
+        if sessions and not any(layout.is_summary_path(p) or layout.is_page_path(p) for p in staged.written):
+            report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
+        clock.mark("generate")
+        regenerate(final=True)  # the log entry and state carry the final figures
+        staged.flush()
+        clock.mark("sync")
 
-    landed, result = None, None
-    try:
-        if settings.dry_run:
-            report.status = "dry-run"
-            report.files = sorted(staged.written)
-        elif report.status != "failed":
-            written = staged.written
-            sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
-            report.conflicts += sync.conflicts
-            report.files = sorted(sync.writes)
-            fault("after-plan")
-            # git's index update runs on while the caches below learn what landed (result.finish())
-            result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                                staged=(staged.root, written), wait_index=False)
-            report.commit = result.commit
-            report.conflicts += result.conflicts
-            if result.commit and not result.rebased and layout.STATE in sync.writes:
-                _keep_raw_snapshot(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
-            if result.commit and not result.rebased:
-                _keep_index_snapshot(comp, sync, keys)
-            if result.commit and head and not result.rebased:
-                before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
-                if before is not None and after is not None:
-                    landed = Landed(writes=sync.writes, base_folders=before, folders=after)
+        landed, result = None, None
+        try:
+            if settings.dry_run:
+                report.status = "dry-run"
+                report.files = sorted(staged.written)
+            elif report.status != "failed":
+                written = staged.written
+                sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
+                report.conflicts += sync.conflicts
+                report.files = sorted(sync.writes)
+                fault("after-plan")
+                # git's index update runs on while the caches below learn what landed (result.finish())
+                result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
+                                    staged=(staged.root, written), wait_index=False, early=early)
+                report.commit = result.commit
+                report.conflicts += result.conflicts
+                if result.commit and not result.rebased and layout.STATE in sync.writes:
+                    _keep_raw_snapshot(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
+                if result.commit and not result.rebased:
+                    _keep_index_snapshot(comp, sync, keys)
+                if result.commit and head and not result.rebased:
+                    before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
+                    if before is not None and after is not None:
+                        landed = Landed(writes=sync.writes, base_folders=before, folders=after)
+        finally:
+            if not settings.dry_run:  # a dry run leaves only its run folder
+                comp.save_digests(landed)
+                comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
+            if result is not None:
+                result.finish()
+        _shard_problems(report, state)
+        try:
+            return _finish(root, run_id, report)
+        finally:
+            comp.cache.wait()  # the next run (after the lock) finds every card this one learned
     finally:
-        if not settings.dry_run:  # a dry run leaves only its run folder
-            comp.save_digests(landed)
-            comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
-        if result is not None:
-            result.finish()
-    _shard_problems(report, state)
-    try:
-        return _finish(root, run_id, report)
-    finally:
-        comp.cache.wait()  # the next run (after the lock) finds every card this one learned
+        if early is not None:
+            early.discard()
 
 
 #: The cache file of what a run knew of sessions/raw/ (dream.phases.orient.RawSnapshot).
 RAW_SNAPSHOT = "raw-snapshot.bin"
+
+
+def _early_commit(settings: DreamSettings, staged: StagedTree, head: str | None, live: DirTree) -> EarlyCommit | None:
+    """On a large Brain, the staged files committed while the gate runs (dream.sync.EarlyCommit),
+    as sync would write them now; None for a dry run, a first commit, a small tree, or a commit of
+    more files than fast-import alone makes."""
+    if settings.dry_run or head is None or len(live.files()) < EARLY_COMMIT_MIN_FILES:
+        return None
+    written = staged.written
+    if len(written) > FAST_COMMIT_MAX:
+        return None
+    plan = plan_sync(written, staged.derived_from, read_live(settings.root, list(written)))
+    return EarlyCommit(settings.root, plan.writes, head)
 
 
 def _raw_snapshot(cache: DocCache, keys) -> RawSnapshot | None:
