@@ -177,11 +177,13 @@ def entry() -> None:
     The cyclic garbage collector is off for the whole process, not only during a run (which pauses
     it, dream.run): turning it back on after a run made the next allocation collect every object
     the run left alive, 0.08 s of a nightly run on the 10k Brain, for a heap the exit drops anyway.
+    For the same short life, freed memory is kept for reuse (`_keep_freed_memory`).
     """
     import gc
     import os
 
     gc.disable()
+    _keep_freed_memory()
     try:
         main()
         code: object = 0
@@ -196,6 +198,31 @@ def entry() -> None:
         except (OSError, ValueError):  # a reader that went away (`dream status | head`), a closed stream
             pass
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+
+
+#: glibc's mallopt parameters (malloc.h) and what they are set to: never give freed memory back to
+#: the system (M_TRIM_THRESHOLD), grow the heap 64 MB at a time (M_TOP_PAD), and take blocks of any
+#: size a run allocates from the heap rather than from a mapping of their own (M_MMAP_THRESHOLD).
+_MALLOPT = ((-1, 512 << 20), (-2, 64 << 20), (-3, 512 << 20))
+
+
+def _keep_freed_memory() -> None:
+    """Let glibc's malloc keep and reuse what the process frees instead of returning it to the system.
+
+    A nightly run reads and renders megabyte texts (state.json, sessions/index.md) several times
+    over; by default each such block is mapped afresh and given back when freed, and every page of
+    it faults again on first touch: 44,000 page faults in one run on the 10k Brain, 37,000 with
+    this (the system time of the run's process 0.15 s → 0.13 s, the run ~0.02 s shorter). The
+    process is short-lived, so what it keeps is returned at exit; a full compile's peak is unchanged
+    (470 MB on 3,000 sessions either way). Elsewhere than glibc there is no mallopt: nothing to do."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (ImportError, OSError, AttributeError):
+        return
+    for param, value in _MALLOPT:
+        mallopt(param, value)
 
 
 if __name__ == "__main__":  # pragma: no cover

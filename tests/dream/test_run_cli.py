@@ -309,3 +309,29 @@ def test_demo_into_a_folder_that_is_not_empty_fails_with_one_line(tmp_path: Path
     assert result.stdout == ""
     assert result.stderr == f"dream: error: {dest} is not empty (choose a new folder for the demo)\n"
     assert [p.name for p in dest.iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_the_command_keeps_freed_memory_for_reuse(tmp_path: Path) -> None:
+    # A block too large for glibc's own heuristics (past 32 MB it is always mapped afresh and every
+    # page faults again on first touch) is reused from the heap once `dream` has tuned malloc.
+    import subprocess
+    import sys
+
+    probe = """
+import resource, sys
+from dream.cli import _keep_freed_memory
+if sys.argv[1] == "keep":
+    _keep_freed_memory()
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+block = bytearray(40 << 20); del block
+before = faults()
+for _ in range(3):
+    block = bytearray(40 << 20); del block
+print(faults() - before)
+"""
+    counts = {how: int(subprocess.run([sys.executable, "-c", probe, how], capture_output=True, text=True, check=True).stdout)
+              for how in ("default", "keep")}
+    assert counts["default"] > 20_000  # 3 × 10,240 pages
+    assert counts["keep"] < counts["default"] // 10
