@@ -187,24 +187,28 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         _shard_problems(report, state)
         return _finish(root, run_id, report)
     clock.mark("update")
-    update_pages(comp)
-    clock.mark("generate")
-    for sid, path in withdraw(comp, sessions, [f.unit for f in comp.failures if layout.is_page_path(f.unit)]):
-        # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
-        sessions.pop(sid, None)
-        report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
-    write_summaries(comp, [(clean, summary) for _, clean, summary in sessions.values()])
-    for sid, (pending, clean, summary) in sessions.items():
-        state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
-    report.sessions = sorted(sessions)
-
-    def regenerate(final: bool = False) -> None:
-        _write_generated(comp, report, with_state=final)
-
-    regenerate()
-    staged.flush(background=True)  # written while the gate runs; the flush below waits for it
-    early = _early_commit(settings, staged, head, live)  # its fast-import runs while the gate does
+    # On a large Brain the staged files are committed as they come, while the run goes on
+    # (dream.sync.EarlyCommit): the notes (their folders are the largest) while the pages
+    # compile, then the rest on that tree while the gate runs.
+    early = _early_commit(settings, staged, head, live)
     try:
+        update_pages(comp)
+        clock.mark("generate")
+        for sid, path in withdraw(comp, sessions, [f.unit for f in comp.failures if layout.is_page_path(f.unit)]):
+            # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
+            sessions.pop(sid, None)
+            report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
+        write_summaries(comp, [(clean, summary) for _, clean, summary in sessions.values()])
+        for sid, (pending, clean, summary) in sessions.items():
+            state.sessions[sid] = SessionState(hash=pending.hash, turns=len(clean.turns), run=run_id)
+        report.sessions = sorted(sessions)
+
+        def regenerate(final: bool = False) -> None:
+            _write_generated(comp, report, with_state=final)
+
+        regenerate()
+        staged.flush(background=True)  # written while the gate runs; the flush below waits for it
+        early = _early_commit(settings, staged, head, live, on=early)
         fault("after-staging")
         clock.mark("gate")
         gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summaries=lambda: _summary_cards(comp))
@@ -283,17 +287,18 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
 RAW_SNAPSHOT = "raw-snapshot.bin"
 
 
-def _early_commit(settings: DreamSettings, staged: StagedTree, head: str | None, live: DirTree) -> EarlyCommit | None:
-    """On a large Brain, the staged files committed while the gate runs (dream.sync.EarlyCommit),
-    as sync would write them now; None for a dry run, a first commit, a small tree, or a commit of
-    more files than fast-import alone makes."""
+def _early_commit(settings: DreamSettings, staged: StagedTree, head: str | None, live: DirTree,
+                  on: EarlyCommit | None = None) -> EarlyCommit | None:
+    """On a large Brain, the staged files committed in the background as sync would write them now
+    (dream.sync.EarlyCommit), on the tree of `on` (an earlier one) when given; None for a dry run, a
+    first commit, a small tree, or a commit of more files than fast-import alone makes."""
     if settings.dry_run or head is None or len(live.files()) < EARLY_COMMIT_MIN_FILES:
         return None
     written = staged.written
     if len(written) > FAST_COMMIT_MAX:
-        return None
+        return on
     plan = plan_sync(written, staged.derived_from, read_live(settings.root, list(written)))
-    return EarlyCommit(settings.root, plan.writes, head)
+    return EarlyCommit(settings.root, plan.writes, head, on=on) if plan.writes else on
 
 
 def _raw_snapshot(cache: DocCache, keys) -> RawSnapshot | None:

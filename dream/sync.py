@@ -302,29 +302,41 @@ EARLY_COMMIT_MIN_FILES = 5_000
 
 
 class EarlyCommit:
-    """The staged files as they stand before the gate, committed on `base` by a fast-import that runs
-    while the gate does; sync then builds its commit on that tree (`_fast_commit`), and fast-import
-    only stores what changed since: the log entry and state, written after the gate.
+    """Staged files committed on `base` by a fast-import that runs while the run goes on; sync then
+    builds its commit on that tree (`_fast_commit`), and its fast-import only stores what changed
+    since: the log entry and state, written after the gate.
 
     On the 10k Brain, fast-import spends two thirds of a nightly commit reading and writing the
-    large folders on the changed paths; this moves that off the run's path. The early commit itself
-    is thrown away (EARLY_REF goes with the transaction that moves the branch), and it is used only
-    when it still fits: same base, and no file it holds left out of the final writes (the gate
-    dropped it, the owner's edit won). Otherwise, a failed process included, the commit is built as
-    before.
+    large folders on the changed paths (notes/<owner>/ holds 36,000 notes); this moves that off the
+    run's path. A run starts one for its notes while the pages compile, then one `on` that tree
+    for the rest while the gate runs. The early commits themselves are thrown away (EARLY_REF goes
+    with the transaction that moves the branch), and are used only when they still fit: same base,
+    and no file they hold left out of the final writes (the gate dropped it, the owner's edit won).
+    Otherwise, a failed process included, the commit is built as before.
     """
 
-    def __init__(self, root: Path, writes: dict[str, str], base: str) -> None:
-        self.root, self.base, self.sent, self.blobs = root, base, dict(writes), {}
+    def __init__(self, root: Path, writes: dict[str, str], base: str, on: EarlyCommit | None = None) -> None:
+        self.root, self.base = root, base
+        # The earlier one is done by now (it had the pages' compile to run in): this one starts on its tree.
+        tree = on._wait() if on is not None and on.base == base else None
+        self.sent = dict(on.sent) if tree is not None else {}  # path → text, of this commit and the ones it is on
+        self.blobs = dict(on.blobs) if tree is not None else {}
+        self._started = on is not None and on._started
+        if on is not None:
+            on._close()
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self._tree: str | None = None
         self._used = False  # the commit was built on it (its ref went with that commit's transaction)
         with tempfile.TemporaryFile() as stream:  # a file, not a pipe: the run never waits on fast-import
             stream.write(b"commit %s\nmark :1\ncommitter %s 0 +0000\ndata 0\nfrom %s\n" % (
                 EARLY_REF.encode(), DREAM_AUTHOR.encode(), base.encode("ascii")))
+            if tree is not None:
+                stream.write(b'M 040000 %s ""\n' % tree.encode("ascii"))
             for rel in sorted(writes):
+                if self.sent.get(rel) == writes[rel]:
+                    continue
                 data = writes[rel].encode("utf-8")
-                self.blobs[rel] = blob_id(data)
+                self.sent[rel], self.blobs[rel] = writes[rel], blob_id(data)
                 stream.write(b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data))
             stream.write(b'\nls :1 ""\n')
             stream.seek(0)
@@ -334,7 +346,7 @@ class EarlyCommit:
                     cwd=root, stdin=stream, stdout=self._out, stderr=self._err)
             except OSError:
                 self._proc = None
-        self._started = self._proc is not None
+        self._started = self._started or self._proc is not None
 
     def tree_for(self, writes: dict[str, str], base: str | None) -> tuple[str, dict[str, str], dict[str, str]] | None:
         """(tree, texts, blob ids) to build the commit of `writes` on `base` from, or None when the
@@ -362,6 +374,9 @@ class EarlyCommit:
         self._wait()
         if self._started and not self._used:
             subprocess.run(["git", "update-ref", "-d", EARLY_REF], cwd=self.root, capture_output=True, check=False)
+        self._close()
+
+    def _close(self) -> None:
         self._out.close()
         self._err.close()
 

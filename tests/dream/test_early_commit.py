@@ -89,12 +89,26 @@ def test_the_commit_built_on_the_early_tree_is_the_one_git_add_gives(tmp_path: P
     assert subprocess.run(["git", "fsck", "--no-dangling", "--no-progress"], cwd=root, capture_output=True).returncode == 0
 
 
+def test_a_commit_on_an_early_commit_on_another_is_the_one_git_add_gives(tmp_path: Path, streams: list[bytes]) -> None:
+    root, base = _brain(tmp_path)
+    refs = git(root, "for-each-ref")
+    # The notes while the pages compile (one rewritten later), then the rest on that tree.
+    notes = {"notes/bob/y.md": "a first draft\n", "notes/ada/café.md": FINAL["notes/ada/café.md"]}
+    first = EarlyCommit(root, notes, base)
+    second = EarlyCommit(root, {k: v for k, v in FINAL.items() if k != ".dream/state.json"}, base, on=first)
+    new = _commit(root, base, second)
+    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, FINAL, base)
+    (stream,) = streams
+    assert b'\nM 040000 ' in stream and b".dream/state.json" in stream and b"notes/" not in stream
+    assert git(root, "for-each-ref") == refs.replace(base, new)
+
+
 @pytest.mark.parametrize("why", ["a file it holds is not written any more", "the branch moved", "its fast-import failed"])
 def test_an_early_commit_that_does_not_fit_is_not_used(tmp_path: Path, streams: list[bytes], why: str) -> None:
     root, base = _brain(tmp_path)
     early_writes, early_base, early_root = dict(FINAL), base, root
-    if why == "a file it holds is not written any more":  # the gate dropped it
-        early_writes["knowledge/people/dropped.md"] = "# Dropped\n"
+    if why == "a file it holds is not written any more":  # the gate dropped it (one the earlier early commit holds)
+        early_writes["notes/ada/dropped.md"] = "a note of a dropped page\n"
     elif why == "the branch moved":  # the owner committed while the gate ran: sync rebases on it
         (root / "guide.md").write_text("guide, edited\n", encoding="utf-8")
         git(root, "commit", "-q", "-am", "owner again")
@@ -103,7 +117,8 @@ def test_an_early_commit_that_does_not_fit_is_not_used(tmp_path: Path, streams: 
         early_root = tmp_path / "not-a-repo"
         early_root.mkdir()
     refs = git(root, "for-each-ref")
-    new = _commit(root, base, EarlyCommit(early_root, early_writes, early_base))
+    first = EarlyCommit(early_root, {k: v for k, v in early_writes.items() if k.startswith("notes/")}, early_base)
+    new = _commit(root, base, EarlyCommit(early_root, early_writes, early_base, on=first))
     assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, FINAL, base)
     (stream,) = streams
     assert b"M 040000" not in stream and b"notes/bob/y.md" in stream
