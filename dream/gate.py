@@ -82,8 +82,18 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         if len(candidates) >= AHEAD_MIN_FILES:
             view.docs  # noqa: B018 - parses the staged documents (cached on the view and by content)
             ahead = judge_ahead(view, staged, candidates, backend)
+        # With the checks split, a pure backend's verdicts are worked out here while the child checks
+        # (on the files this process found nothing wrong with: a few more than needed, at most).
+        meanwhile: dict[str, tuple[dict, dict]] = {}
+
+        def judge_meanwhile(found_here: list[Finding]) -> None:
+            wrong = {f.path for f in found_here if f.severity == "error"}
+            asked = [p for p in written if p not in wrong and p not in verified and _judged(p)]
+            meanwhile["asked"] = (set(asked), judge_claims(view, staged, asked, backend))
+
+        split = ahead is None and len(view.tree.files()) >= SPLIT_MIN_FILES
         try:
-            findings = [f for f in _checks(view, split=ahead is None and len(view.tree.files()) >= SPLIT_MIN_FILES) if f.path in written]
+            findings = [f for f in _checks(view, split=split, meanwhile=judge_meanwhile if backend.pure else None) if f.path in written]
         except BaseException:
             if ahead is not None:
                 ahead.discard()
@@ -96,6 +106,9 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         found = ahead.result() if ahead is not None else None
         if found is not None:  # verdicts of a pure backend do not depend on which files are asked
             verdicts, failed = {p: found[p] for p in todo}, {}
+        elif "asked" in meanwhile and set(todo) <= meanwhile["asked"][0]:
+            judged, why = meanwhile["asked"][1]
+            verdicts, failed = {p: judged[p] for p in todo if p in judged}, {p: why[p] for p in todo if p in why}
         else:
             verdicts, failed = judge_claims(view, staged, todo, backend)
         verified.update(verdicts)
@@ -128,14 +141,17 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
     return result
 
 
-def _checks(view: BrainView, split: bool) -> list[Finding]:
+def _checks(view: BrainView, split: bool, meanwhile: Callable[[list[Finding]], None] | None = None) -> list[Finding]:
     """run_checks(view); `split`: on two cores, the families that scan whole indexes for secrets
     and instructions (X) and compare them with every document (I) in a forked child, the rest
-    here. A child that fails costs only time: its checks are run here."""
+    here, then `meanwhile(what was found here)` while the child finishes (it takes longer). A
+    child that fails costs only time: its checks are run here."""
     if not split:
         return run_checks(view, ignore=NOT_ON_STAGED)
     child = run_forked(lambda: run_checks(view, select=CHILD_FAMILIES))
     found = run_checks(view, ignore=(CHILD_FAMILIES, *NOT_ON_STAGED))
+    if meanwhile is not None:
+        meanwhile(found)
     theirs = child.result() if child is not None else None
     if theirs is None:
         theirs = run_checks(view, select=CHILD_FAMILIES)
