@@ -113,14 +113,28 @@ class RawSnapshot(NamedTuple):
                    {rel: (v[0], v[1]) for rel, v in head["pending"].items()}, frozenset(head["skipped"]))
 
 
-class RawSessions(NamedTuple):
+class RawSessions:
     """The raw sessions a run examined (all, or those a snapshot could not vouch for) and what the
     next snapshot is built from."""
 
-    files: list[SessionFile]
-    problems: list[str]
-    entries: dict[str, bytes]  # rel → git's index entry, of the raw files git vouches for now
-    examined: list[str]  # the files looked at (rels): `files` and the skipped ones
+    def __init__(self, files: list[SessionFile], problems: list[str], examined: list[str], raw_entries: list[bytes] | None,
+                 named: frozenset[str]) -> None:
+        self.files, self.problems = files, problems
+        self.examined = examined  # the files looked at (rels): `files` and the skipped ones
+        self._raw_entries, self._named, self._entries = raw_entries, named, None
+
+    @property
+    def entries(self) -> dict[str, bytes]:
+        """rel → git's index entry, of the raw files git vouches for now. Worked out when first asked:
+        a nightly run asks after its commit, for the next snapshot (10,000 entries parsed one by one)."""
+        if self._entries is None:
+            self._entries = {}
+            for entry in self._raw_entries or ():
+                head, _, path = entry.partition(b"\t")
+                rel = path.decode("utf-8", "surrogateescape")
+                if entry_key(head, rel, self._named) is not None:
+                    self._entries[rel] = entry
+        return self._entries
 
 
 def raw_sessions(tree: Tree, entries: list[bytes] | None, named: frozenset[str], snapshot: RawSnapshot | None,
@@ -131,19 +145,16 @@ def raw_sessions(tree: Tree, entries: list[bytes] | None, named: frozenset[str],
     say, and every file is examined); `named`: the paths git status names; `hashes_of(rels, every)`
     supplies content hashes (`every`: rels are all the raw sessions)."""
     listed = raw_listing(tree)
-    clean: dict[str, bytes] = {}
-    for entry in entries or ():
-        head, _, path = entry.partition(b"\t")
-        rel = path.decode("utf-8", "surrogateescape")
-        if entry_key(head, rel, named) is not None:
-            clean[rel] = entry
     examined = listed
     if snapshot is not None and entries is not None:
         known, again = snapshot.entries, snapshot.pending.keys() | snapshot.skipped
-        examined = [rel for rel in listed if rel in again or clean.get(rel) not in known]
+        # The snapshot holds only entries git vouched for then: one of them, byte for byte, is
+        # vouched for now unless status names its file. Those files are known; the rest are examined.
+        vouched = {entry.partition(b"\t")[2].decode("utf-8", "surrogateescape") for entry in entries if entry in known}
+        examined = [rel for rel in listed if rel in again or rel in named or rel not in vouched]
     every = examined is listed
     files, problems = list_session_files(tree, (lambda rels: hashes_of(rels, every)) if hashes_of is not None else None, examined)
-    return RawSessions(files, problems, clean, examined)
+    return RawSessions(files, problems, examined, entries, named)
 
 
 def next_snapshot(raw: RawSessions, state: DreamState, state_blob: str) -> RawSnapshot:
