@@ -254,15 +254,22 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                 report.conflicts += sync.conflicts
                 report.files = sorted(sync.writes)
                 fault("after-plan")
+                snapshots: dict[str, bytes | None] = {}
+
+                def meanwhile() -> None:  # while git writes the commit: what the caches keep if it lands as planned
+                    if layout.STATE in sync.writes:
+                        snapshots[RAW_SNAPSHOT] = _raw_snapshot_data(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
+                    snapshots[INDEX_SNAPSHOT] = _index_snapshot_data(comp, sync, keys)
+
                 # git's index update runs on while the caches below learn what landed (result.finish())
                 result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                                    staged=(staged.root, written), wait_index=False, early=early)
+                                    staged=(staged.root, written), wait_index=False, early=early, meanwhile=meanwhile)
                 report.commit = result.commit
                 report.conflicts += result.conflicts
-                if result.commit and not result.rebased and layout.STATE in sync.writes:
-                    _keep_raw_snapshot(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
                 if result.commit and not result.rebased:
-                    _keep_index_snapshot(comp, sync, keys)
+                    if snapshots.get(RAW_SNAPSHOT) is not None:
+                        cache.keep_file(RAW_SNAPSHOT, snapshots[RAW_SNAPSHOT])
+                    cache.keep_file(INDEX_SNAPSHOT, snapshots.get(INDEX_SNAPSHOT))
                 if result.commit and head and not result.rebased:
                     before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
                     if before is not None and after is not None:
@@ -311,8 +318,16 @@ def _raw_snapshot(cache: DocCache, keys) -> RawSnapshot | None:
 def _keep_raw_snapshot(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> None:
     """Keep, with the next cache save, what this run knew of sessions/raw/ under the state.json
     that is now the blob `state_blob` (None: git cannot say; the old snapshot no longer applies)."""
+    data = _raw_snapshot_data(cache, raw, state, state_blob)
+    if data is not None:
+        cache.keep_file(RAW_SNAPSHOT, data)
+
+
+def _raw_snapshot_data(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> bytes | None:
+    """The snapshot `_keep_raw_snapshot` keeps; None: none to keep."""
     if state_blob is not None and raw.entries:
-        cache.keep_file(RAW_SNAPSHOT, next_snapshot(raw, state, state_blob).dump(cache.version))
+        return next_snapshot(raw, state, state_blob).dump(cache.version)
+    return None
 
 
 def _deleted_pages(repo: BrainRepo, head: str | None, head_pages: set[str], live: DirTree, state) -> list[str]:
@@ -505,18 +520,17 @@ def _vouched_index(comp: Compilation) -> IndexLines | None:
     return snapshot.lines(tree.read_text(layout.SESSIONS_INDEX))
 
 
-def _keep_index_snapshot(comp: Compilation, sync, keys) -> None:
-    """After a commit, keep the line keys of the sessions/index.md it holds and the summaries'
-    entries git will list, when every staged summary and the index landed as staged and the
-    summaries folder was all vouched for when the run began (else no snapshot: the next run
-    looks up every summary's card)."""
+def _index_snapshot_data(comp: Compilation, sync, keys) -> bytes | None:
+    """What to keep after a commit of `sync` (made without a rebase): the line keys of the
+    sessions/index.md it holds and the summaries' entries git will list, when every staged summary
+    and the index land as staged and the summaries folder was all vouched for when the run began;
+    else None: no snapshot, and the next run looks up every summary's card."""
     lines = getattr(comp, "index_lines", None)
     prefix = layout.SESSIONS_SUMMARIES + "/"
     written = comp.staged.written
     index_text = written.get(layout.SESSIONS_INDEX)
     if lines is None or index_text is None or lines.text() != index_text or not isinstance(keys, GitKeys):
-        comp.cache.keep_file(INDEX_SNAPSHOT, None)
-        return
+        return None
     staged = [p for p in written if p.startswith(prefix)]
 
     def landed(path: str) -> bool:
@@ -525,13 +539,12 @@ def _keep_index_snapshot(comp: Compilation, sync, keys) -> None:
         return not any(c.startswith(path + ":") for c in sync.conflicts)
 
     if not all(landed(p) for p in [*staged, layout.SESSIONS_INDEX]) or comp.view.tree.vouched_count(prefix) is None:
-        comp.cache.keep_file(INDEX_SNAPSHOT, None)
-        return
+        return None
     start = keys.entries(prefix)
     new = {p: entry_of(p, blob_id(written[p].encode("utf-8"))) for p in staged}
     expected = {e for e in start if e.partition(b"\t")[2].decode("utf-8", "surrogateescape") not in new} | set(new.values())
     snapshot = IndexSnapshot(blob_id(index_text.encode("utf-8")), frozenset(expected), lines.keys)
-    comp.cache.keep_file(INDEX_SNAPSHOT, snapshot.dump(comp.cache.version))
+    return snapshot.dump(comp.cache.version)
 
 
 def _staged_lines(comp: Compilation) -> tuple[dict[str, str | None], dict[str, tuple[str, str] | None]]:

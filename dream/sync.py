@@ -12,6 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ConfigDict, Field
@@ -113,6 +114,7 @@ class SyncResult(Model):
 def apply_sync(
     root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
     staged: tuple[Path, dict[str, str]] | None = None, wait_index: bool = True, early: EarlyCommit | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
@@ -123,7 +125,8 @@ def apply_sync(
     `wait_index=False`: git's update of its index (reading and writing all of it: 8 MB on the 10k
     Brain) goes on while the caller does its own work; the caller must call `result.finish()`.
     `early`: the trees of the staged files, built while the gate ran (EarlyCommit); the commit is
-    built on them when they still fit the plan, else as usual.
+    built on them when they still fit the plan, else as usual. `meanwhile()`: the caller's work,
+    done (once) while git writes the commit.
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -135,17 +138,25 @@ def apply_sync(
     # records the planned text as "before", so finish_worktree leaves the file as the owner has it.
     accounted = {rel: {plan.based_on[rel]} for rel in writes if rel in plan.based_on}
     for _ in range(5):
-        new, blobs = _build_commit(repo, writes, message, base, run_dir, early)
+        before: dict[str, str | None] = {}
+
+        def work(writes: dict[str, str] = writes, before: dict[str, str | None] = before) -> None:
+            """While git writes the commit: what each file holds now (the journal's "before")."""
+            nonlocal meanwhile
+            for rel in sorted(writes):
+                raw = _read_bytes(root / rel)
+                known = accounted.get(rel)
+                if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
+                    before[rel] = blob_id(raw) if raw is not None else None
+                else:
+                    was = plan.based_on[rel]
+                    before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
+            if meanwhile is not None:
+                meanwhile, then = None, meanwhile
+                then()
+
+        new, blobs = _build_commit(repo, writes, message, base, run_dir, early, work)
         fault("after-commit-object")
-        before = {}
-        for rel in sorted(writes):
-            raw = _read_bytes(root / rel)
-            known = accounted.get(rel)
-            if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
-                before[rel] = blob_id(raw) if raw is not None else None
-            else:
-                was = plan.based_on[rel]
-                before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, before=before)
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
         fault("after-journal")
@@ -174,7 +185,7 @@ def apply_sync(
 
 
 def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path,
-                  early: EarlyCommit | None = None) -> tuple[str, dict[str, str]]:
+                  early: EarlyCommit | None = None, meanwhile: Callable[[], None] = lambda: None) -> tuple[str, dict[str, str]]:
     """Blobs, trees and a commit object written off to the side: nothing visible changes yet.
     Returns the commit and each write's blob id.
 
@@ -186,10 +197,11 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     if len(writes) <= FAST_COMMIT_MAX:
-        new, blobs = _fast_commit(repo, writes, message, base, early.tree_for(writes, base) if early is not None else None)
+        new, blobs = _fast_commit(repo, writes, message, base, early.tree_for(writes, base) if early is not None else None, meanwhile)
         fault("after-blobs")
         fault("after-tree")
         return new, blobs
+    meanwhile()
     blobs = _write_blobs(repo.root, writes)
     fault("after-blobs")
     tree = _write_trees(repo, blobs, base)
@@ -224,20 +236,32 @@ _KEEP_PACK = ("-c", "fastimport.unpackLimit=0")
 _FAST_STORE = ("-c", "core.compression=1")
 
 
-def _fast_import(root: Path, chunks) -> bytes:
-    """Run `git fast-import` on the byte chunks `chunks` yields; returns what it printed (get-mark)."""
+def _fast_import(root: Path, chunks, meanwhile: Callable[[], None] | None = None) -> bytes:
+    """Run `git fast-import` on the byte chunks `chunks` yields; returns what it printed (get-mark).
+    `meanwhile()`: the caller's work while fast-import runs; the stream then goes through a file
+    (a nightly commit's few megabytes), which fast-import reads at its pace while the caller works."""
+    command = ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force"]
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:  # files, not pipes: nothing blocks
-        proc = subprocess.Popen(
-            ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force"],
-            cwd=root, stdin=subprocess.PIPE, stdout=out, stderr=err, bufsize=1 << 20,
-        )
-        try:
-            for chunk in chunks:
-                proc.stdin.write(chunk)
-            # No `done`: a run killed mid-stream then leaves only unreachable objects, not a crash report.
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass  # fast-import stopped early: its message is in `err`
+        if meanwhile is not None:
+            with tempfile.TemporaryFile() as stream:
+                for chunk in chunks:
+                    stream.write(chunk)
+                stream.seek(0)
+                proc = subprocess.Popen(command, cwd=root, stdin=stream, stdout=out, stderr=err)
+            try:
+                meanwhile()
+            except BaseException:
+                proc.wait()  # not left running behind a failed run
+                raise
+        else:
+            proc = subprocess.Popen(command, cwd=root, stdin=subprocess.PIPE, stdout=out, stderr=err, bufsize=1 << 20)
+            try:
+                for chunk in chunks:
+                    proc.stdin.write(chunk)
+                # No `done`: a run killed mid-stream then leaves only unreachable objects, not a crash report.
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # fast-import stopped early: its message is in `err`
         code = proc.wait()
         err.seek(0)
         why = err.read().decode("utf-8", errors="replace").strip().splitlines()
@@ -263,7 +287,8 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
 
 
 def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None,
-                 early: tuple[str, dict[str, str], dict[str, str]] | None = None) -> tuple[str, dict[str, str]]:
+                 early: tuple[str, dict[str, str], dict[str, str]] | None = None,
+                 meanwhile: Callable[[], None] | None = None) -> tuple[str, dict[str, str]]:
     """The commit `commit-tree` would make of `base` with `writes` applied, written by one fast-import
     on SYNC_REF; the identities and dates are git's own (`git var`), the author Dream.
     `early`: (tree, texts, blob ids) of a commit of `base` with `texts` applied (EarlyCommit.tree_for):
@@ -289,7 +314,7 @@ def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: st
             yield b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data)
         yield b"\nget-mark :1\n"
 
-    printed = _fast_import(repo.root, stream()).decode("ascii", errors="replace").split()
+    printed = _fast_import(repo.root, stream(), meanwhile).decode("ascii", errors="replace").split()
     if len(printed) != 1 or len(printed[0]) != 40:
         raise BrainError(f"git fast-import printed no commit id ({printed[:1]})", "run `git fsck`, then `dream run` again")
     return printed[0], blobs
@@ -532,49 +557,69 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     files = journal.before_ids()
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
         targets = _read_many(repo, journal.new, sorted(files))
-    done, made = [], set()
-    for i, (rel, before) in enumerate(sorted(files.items())):
-        target = targets.get(rel)
-        if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel)):
-            done.append(rel)
-        if i == len(files) // 2:
-            fault("mid-worktree")
-    fault("after-worktree")
-    info = None
-    if done:
+    if files:
         clear_stale_index_lock(root)
-        # The entries git would take from the new commit (its blobs are these bytes); like
-        # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
-        info = _file_entries({rel: target_ids.get(rel) or blob_id(targets[rel].encode("utf-8")) for rel in done})
-    update = IndexUpdate(repo, info)
+    update = IndexUpdate(repo, start=bool(files))  # git reads its index (8 MB on the 10k Brain) while the files are swapped
+    done, made = [], set()
+    try:
+        for i, (rel, before) in enumerate(sorted(files.items())):
+            target = targets.get(rel)
+            if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel)):
+                done.append(rel)
+            if i == len(files) // 2:
+                fault("mid-worktree")
+        fault("after-worktree")
+    except BaseException:
+        update.abandon()  # the journal stays: the next run finishes from it
+        raise
+    # The entries git would take from the new commit (its blobs are these bytes); like
+    # `git reset --no-refresh`, without stat data: the owner's next git command refreshes them.
+    info = _file_entries({rel: target_ids.get(rel) or blob_id(targets[rel].encode("utf-8")) for rel in done}) if done else None
+    update.send(info)
     if wait:
         update.wait()
     return update
 
 
 class IndexUpdate:
-    """`git update-index --index-info` of the files a sync finished, started at once; `wait()` ends
-    it (retrying while the owner's git holds the index lock) and then removes the journal: until
-    then, a killed run leaves the journal for the next run to finish from (finish_worktree is
-    idempotent)."""
+    """`git update-index --index-info` of the files a sync finished: started first (git reads its
+    index meanwhile), then `send(entries)`; `wait()` ends it (retrying while the owner's git holds
+    the index lock) and then removes the journal: until then, a killed run leaves the journal for
+    the next run to finish from (finish_worktree is idempotent)."""
 
-    def __init__(self, repo: BrainRepo, info: bytes | None) -> None:
-        self._repo, self._info, self._proc = repo, info, None
-        if info is None:
+    def __init__(self, repo: BrainRepo, start: bool = True) -> None:
+        self._repo, self._info, self._proc = repo, None, None
+        if not start:  # nothing to update (send(None) only)
             return
         try:
             self._proc = subprocess.Popen(["git", "update-index", "-z", "--index-info"], cwd=repo.root, stdin=subprocess.PIPE,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            self._proc.stdin.write(info)  # a nightly run's few kilobytes fit the pipe; a full compile's megabytes go as git reads
-            self._proc.stdin.close()
-        except OSError:  # no git, or it stopped before reading: wait() runs it again and says why
-            if self._proc is not None:
-                self._proc.wait()
+        except OSError:  # no git: wait() runs it again and says why
             self._proc = None
+
+    def send(self, info: bytes | None) -> None:
+        """The index entries to set (None: none; git then leaves its index as it was)."""
+        self._info = info
+        if self._proc is None:
+            return
+        try:
+            if info:
+                self._proc.stdin.write(info)  # a nightly run's few kilobytes fit the pipe; a full compile's megabytes go as git reads
+            self._proc.stdin.close()
+        except OSError:  # it stopped before reading (the owner's git held the lock): wait() runs it again
+            pass
+
+    def abandon(self) -> None:
+        """End git's process with nothing set (its index stays as it was); the journal is kept."""
+        self.send(None)
+        if self._proc is not None:
+            self._proc.wait()
+        self._proc = None
 
     def wait(self) -> None:
         info, proc, self._info, self._proc = self._info, self._proc, None, None
-        if info is not None and (proc is None or proc.wait() != 0):
+        code = proc.wait() if proc is not None else None
+        if info is not None and code != 0:
             # Failed (most often: the owner's git held .git/index.lock): again, as a plain call that
             # waits out the lock and says what git said.
             _with_index_retry(lambda: self._repo.git("update-index", "-z", "--index-info", stdin=info))

@@ -53,10 +53,10 @@ def streams(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     seen: list[bytes] = []
     real = sync._fast_import
 
-    def spy(root, chunks):
+    def spy(root, chunks, meanwhile=None):
         data = b"".join(chunks)
         seen.append(data)
-        return real(root, [data])
+        return real(root, [data], meanwhile)
 
     monkeypatch.setattr(sync, "_fast_import", spy)
     return seen

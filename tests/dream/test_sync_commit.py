@@ -356,3 +356,32 @@ def test_an_index_update_left_running_ends_after_the_owners_lock_is_released(tmp
     assert not (root / ".dream/journal.json").exists()
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
     result.finish()  # once only: a second call does nothing
+
+
+def test_a_swap_that_fails_leaves_the_journal_and_the_index_for_the_next_run(tmp_path: Path, monkeypatch) -> None:
+    # git's index update starts before the files are swapped (it reads the index meanwhile): a
+    # failure midway must end it without touching the index, and keep the journal to finish from.
+    from brain import layout
+
+    root, base = _brain(tmp_path)
+    index_before = (root / ".git/index").read_bytes()
+    plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
+    real, calls = sync._swap_if_unchanged, []
+
+    def flaky(path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError("No space left on device")
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sync, "_swap_if_unchanged", flaky)
+    with pytest.raises(OSError):
+        apply_sync(root, plan, "Dream: run r1\n", "r1", base, root / ".dream/runs/r1")
+    assert (root / layout.JOURNAL).is_file()
+    assert (root / ".git/index").read_bytes() == index_before and not (root / ".git/index.lock").exists()
+    monkeypatch.setattr(sync, "_swap_if_unchanged", real)
+    sync.recover(root)
+    assert not (root / layout.JOURNAL).exists()
+    assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
+    for rel, text in WRITES.items():
+        assert (root / rel).read_bytes() == text.encode("utf-8")
