@@ -141,16 +141,10 @@ def apply_sync(
         before: dict[str, str | None] = {}
 
         def work(writes: dict[str, str] = writes, before: dict[str, str | None] = before) -> None:
-            """While git writes the commit: what each file holds now (the journal's "before")."""
+            """While git writes the commit: what each file holds now (the journal's "before"), and
+            the caller's work (the first time)."""
             nonlocal meanwhile
-            for rel in sorted(writes):
-                raw = _read_bytes(root / rel)
-                known = accounted.get(rel)
-                if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
-                    before[rel] = blob_id(raw) if raw is not None else None
-                else:
-                    was = plan.based_on[rel]
-                    before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
+            before.update(_before_ids(root, writes, accounted, plan.based_on))
             if meanwhile is not None:
                 meanwhile, then = None, meanwhile
                 then()
@@ -182,6 +176,22 @@ def apply_sync(
         update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased, index_update=None if wait_index else update)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
+
+
+def _before_ids(root: Path, writes: dict[str, str], accounted: dict[str, set], based_on: dict[str, str | None]) -> dict[str, str | None]:
+    """The blob id of what each file to write holds now (None: no file), for the journal; a file
+    holding a text the plan did not account for (an edit saved since) counts as the text planned
+    on, so the swap leaves the owner's edit alone."""
+    before: dict[str, str | None] = {}
+    for rel in sorted(writes):
+        raw = _read_bytes(root / rel)
+        known = accounted.get(rel)
+        if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
+            before[rel] = blob_id(raw) if raw is not None else None
+        else:
+            was = based_on[rel]
+            before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
+    return before
 
 
 def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path,
@@ -234,27 +244,32 @@ _KEEP_PACK = ("-c", "fastimport.unpackLimit=0")
 #: 0.54 s, 0.22 s stored like this, for a pack 8 % larger until `git gc` repacks it (it searches
 #: deltas among all versions then).
 _FAST_STORE = ("-c", "core.compression=1")
+_FAST_IMPORT = ("git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force")
+
+
+def _inline(rel: str, data: bytes) -> bytes:
+    """fast-import's command setting the file `rel` to `data`."""
+    return b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data)
 
 
 def _fast_import(root: Path, chunks, meanwhile: Callable[[], None] | None = None) -> bytes:
     """Run `git fast-import` on the byte chunks `chunks` yields; returns what it printed (get-mark).
     `meanwhile()`: the caller's work while fast-import runs; the stream then goes through a file
     (a nightly commit's few megabytes), which fast-import reads at its pace while the caller works."""
-    command = ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force"]
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out:  # files, not pipes: nothing blocks
         if meanwhile is not None:
             with tempfile.TemporaryFile() as stream:
                 for chunk in chunks:
                     stream.write(chunk)
                 stream.seek(0)
-                proc = subprocess.Popen(command, cwd=root, stdin=stream, stdout=out, stderr=err)
+                proc = subprocess.Popen(_FAST_IMPORT, cwd=root, stdin=stream, stdout=out, stderr=err)
             try:
                 meanwhile()
             except BaseException:
                 proc.wait()  # not left running behind a failed run
                 raise
         else:
-            proc = subprocess.Popen(command, cwd=root, stdin=subprocess.PIPE, stdout=out, stderr=err, bufsize=1 << 20)
+            proc = subprocess.Popen(_FAST_IMPORT, cwd=root, stdin=subprocess.PIPE, stdout=out, stderr=err, bufsize=1 << 20)
             try:
                 for chunk in chunks:
                     proc.stdin.write(chunk)
@@ -311,7 +326,7 @@ def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: st
                 continue
             data = writes[rel].encode("utf-8")
             blobs[rel] = blob_id(data)
-            yield b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data)
+            yield _inline(rel, data)
         yield b"\nget-mark :1\n"
 
     printed = _fast_import(repo.root, stream(), meanwhile).decode("ascii", errors="replace").split()
@@ -362,13 +377,11 @@ class EarlyCommit:
                     continue
                 data = writes[rel].encode("utf-8")
                 self.sent[rel], self.blobs[rel] = writes[rel], blob_id(data)
-                stream.write(b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data))
+                stream.write(_inline(rel, data))
             stream.write(b'\nls :1 ""\n')
             stream.seek(0)
             try:
-                self._proc: subprocess.Popen | None = subprocess.Popen(
-                    ["git", *_KEEP_PACK, *_FAST_STORE, "fast-import", "--quiet", "--depth=0", "--force"],
-                    cwd=root, stdin=stream, stdout=self._out, stderr=self._err)
+                self._proc: subprocess.Popen | None = subprocess.Popen(_FAST_IMPORT, cwd=root, stdin=stream, stdout=self._out, stderr=self._err)
             except OSError:
                 self._proc = None
         self._started = self._started or self._proc is not None
