@@ -217,3 +217,16 @@ def assert_sound(root: Path) -> None:
     assert unresolved_cites(view) == []
     assert uncited_claims(view) == []
     assert [f.lint_line() for f in run_checks(view) if f.severity == "error"] == []
+
+
+def tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str], base: str) -> str:
+    """The tree the owner would commit with `git add` of the same files on `base` (a copy of the Brain)."""
+    copy = tmp_path / "copy"
+    subprocess.run(["git", "clone", "-q", str(root), str(copy)], check=True)
+    git(copy, "reset", "-q", "--hard", base)
+    for rel, text in writes.items():
+        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+        (copy / rel).unlink(missing_ok=True)
+        (copy / rel).write_bytes(text.encode("utf-8"))
+    git(copy, "add", "-A")
+    return git(copy, "write-tree").strip()

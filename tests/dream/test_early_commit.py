@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nadia_runs import add_session, copy_brain, dream, git
+from nadia_runs import add_session, copy_brain, dream, git, tree_by_git_add
 
 from dream import run as run_module
 from dream import sync
@@ -34,17 +34,6 @@ def _brain(tmp_path: Path) -> tuple[Path, str]:
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "owner")
     return root, git(root, "rev-parse", "HEAD").strip()
-
-
-def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str], base: str) -> str:
-    copy = tmp_path / "copy"
-    subprocess.run(["git", "clone", "-q", str(root), str(copy)], check=True)
-    git(copy, "reset", "-q", "--hard", base)
-    for rel, text in writes.items():
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy / rel).write_bytes(text.encode("utf-8"))
-    git(copy, "add", "-A")
-    return git(copy, "write-tree").strip()
 
 
 @pytest.fixture
@@ -78,7 +67,7 @@ def test_the_commit_built_on_the_early_tree_is_the_one_git_add_gives(tmp_path: P
     # Before the gate: no state yet, an index the gate's drop will change, the rest as final.
     before_gate = {k: v for k, v in FINAL.items() if k != ".dream/state.json"} | {"knowledge/index.md": "# Index\n\n- [[ada]]\n- [[gone]]\n"}
     new = _commit(root, base, EarlyCommit(root, before_gate, base))
-    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, FINAL, base)
+    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, FINAL, base)
     assert git(root, "rev-parse", f"{new}^").strip() == base
     # Built on the early tree: only what changed since went through fast-import again.
     (stream,) = streams
@@ -97,7 +86,7 @@ def test_a_commit_on_an_early_commit_on_another_is_the_one_git_add_gives(tmp_pat
     first = EarlyCommit(root, notes, base)
     second = EarlyCommit(root, {k: v for k, v in FINAL.items() if k != ".dream/state.json"}, base, on=first)
     new = _commit(root, base, second)
-    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, FINAL, base)
+    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, FINAL, base)
     (stream,) = streams
     assert b'\nM 040000 ' in stream and b".dream/state.json" in stream and b"notes/" not in stream
     assert git(root, "for-each-ref") == refs.replace(base, new)
@@ -119,7 +108,7 @@ def test_an_early_commit_that_does_not_fit_is_not_used(tmp_path: Path, streams: 
     refs = git(root, "for-each-ref")
     first = EarlyCommit(early_root, {k: v for k, v in early_writes.items() if k.startswith("notes/")}, early_base)
     new = _commit(root, base, EarlyCommit(early_root, early_writes, early_base, on=first))
-    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, FINAL, base)
+    assert git(root, "rev-parse", f"{new}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, FINAL, base)
     (stream,) = streams
     assert b"M 040000" not in stream and b"notes/bob/y.md" in stream
     assert git(root, "for-each-ref") == refs.replace(base, new)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nadia_runs import git
+from nadia_runs import git, tree_by_git_add
 
 from brain.repo import blob_id
 from dream import sync
@@ -50,26 +50,13 @@ def _brain(tmp_path: Path) -> tuple[Path, str]:
     return root, git(root, "rev-parse", "HEAD").strip()
 
 
-def _tree_by_git_add(tmp_path: Path, root: Path, writes: dict[str, str], base: str) -> str:
-    """The tree the owner would commit with `git add` of the same files on `base` (a copy of the Brain)."""
-    copy = tmp_path / "copy"
-    subprocess.run(["git", "clone", "-q", str(root), str(copy)], check=True)
-    git(copy, "reset", "-q", "--hard", base)
-    for rel, text in writes.items():
-        (copy / rel).parent.mkdir(parents=True, exist_ok=True)
-        (copy / rel).unlink(missing_ok=True)
-        (copy / rel).write_bytes(text.encode("utf-8"))
-    git(copy, "add", "-A")
-    return git(copy, "write-tree").strip()
-
-
 def test_the_commit_has_the_tree_git_add_gives_and_no_ref_is_left(tmp_path: Path, commit_path: str) -> None:
     root, base = _brain(tmp_path)
     refs_before = git(root, "for-each-ref")
     plan = SyncPlan(writes=WRITES, added=sorted(WRITES), modified=[])
     result = apply_sync(root, plan, "Dream: run r1\n\nDream-Run: r1\n", "r1", base, root / ".dream/runs/r1")
     assert git(root, "rev-parse", "HEAD").strip() == result.commit
-    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES, base)
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, WRITES, base)
     assert git(root, "rev-parse", f"{result.commit}^").strip() == base
     assert git(root, "log", "-1", "--format=%an <%ae>%n%B", result.commit) == "Dream <dream@localhost>\nDream: run r1\n\nDream-Run: r1\n\n"
     assert git(root, "for-each-ref") == refs_before.replace(base, result.commit)
@@ -231,7 +218,7 @@ def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: 
     writes["notes/bob/old-0007.md"] = "changed\n"
     writes["notes/bob/deeper/still/x.md"] = "a folder the base lacks\n"
     result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
-    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, writes, base)
     listing = git(root, "ls-tree", result.commit, "notes/bob/")
     assert "120000 blob" in listing and "100755 blob" in listing
 
@@ -245,7 +232,7 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     base = git(root, "rev-parse", "HEAD").strip()
     writes = {"notes/my topic/b.md": "b\n", "notes/new topic missing/c.md": "c\n", "notes/my topic/a.md": "a, changed\n"}
     result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
-    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, writes, base)
 
 
 def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: Path, commit_path: str) -> None:
@@ -254,7 +241,7 @@ def test_what_the_owner_staged_stays_staged_and_out_of_dreams_commit(tmp_path: P
     (root / "notes/bob/new.md").write_text("a new note, staged\n", encoding="utf-8")
     git(root, "add", "guide.md", "notes/bob/new.md")
     result = apply_sync(root, SyncPlan(writes=WRITES, added=sorted(WRITES)), "m\n", "r1", base, root / ".dream/runs/r1")
-    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, WRITES, base)
+    assert git(root, "rev-parse", f"{result.commit}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, WRITES, base)
     assert git(root, "diff", "--cached", "--name-status") == "M\tguide.md\nA\tnotes/bob/new.md\n"
     assert git(root, "show", ":guide.md") == "guide, staged by the owner\n"
 
@@ -323,7 +310,7 @@ def test_dreams_own_index_gives_the_git_add_tree_however_it_was_left(tmp_path: P
     writes = {"notes/ada/second.md": "second run\n", "knowledge/index.md": "# Index\n\n- [[ada]]\n- [[bob]]\n"}
     second = apply_sync(root, SyncPlan(writes=writes, added=["notes/ada/second.md"], modified=["knowledge/index.md"]),
                         "m2\n", "r2", base, root / ".dream/runs/r2")
-    assert git(root, "rev-parse", f"{second.commit}^{{tree}}").strip() == _tree_by_git_add(tmp_path, root, writes, base)
+    assert git(root, "rev-parse", f"{second.commit}^{{tree}}").strip() == tree_by_git_add(tmp_path, root, writes, base)
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
 
 
