@@ -84,12 +84,13 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
             ahead = judge_ahead(view, staged, candidates, backend)
         # With the checks split, a pure backend's verdicts are worked out here while the child checks
         # (on the files this process found nothing wrong with: a few more than needed, at most).
-        meanwhile: dict[str, tuple[dict, dict]] = {}
+        judged_meanwhile: tuple[set[str], tuple[dict, dict]] | None = None  # (files asked, judge_claims' answer)
 
         def judge_meanwhile(found_here: list[Finding]) -> None:
+            nonlocal judged_meanwhile
             wrong = {f.path for f in found_here if f.severity == "error"}
             asked = [p for p in written if p not in wrong and p not in verified and _judged(p)]
-            meanwhile["asked"] = (set(asked), judge_claims(view, staged, asked, backend))
+            judged_meanwhile = (set(asked), judge_claims(view, staged, asked, backend))
 
         split = ahead is None and len(view.tree.files()) >= SPLIT_MIN_FILES
         try:
@@ -106,8 +107,8 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
         found = ahead.result() if ahead is not None else None
         if found is not None:  # verdicts of a pure backend do not depend on which files are asked
             verdicts, failed = {p: found[p] for p in todo}, {}
-        elif "asked" in meanwhile and set(todo) <= meanwhile["asked"][0]:
-            judged, why = meanwhile["asked"][1]
+        elif judged_meanwhile is not None and set(todo) <= judged_meanwhile[0]:
+            judged, why = judged_meanwhile[1]
             verdicts, failed = {p: judged[p] for p in todo if p in judged}, {p: why[p] for p in todo if p in why}
         else:
             verdicts, failed = judge_claims(view, staged, todo, backend)

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pydantic import ConfigDict, Field
@@ -252,6 +252,22 @@ def _inline(rel: str, data: bytes) -> bytes:
     return b"M 100644 inline %s\ndata %d\n%s\n" % (_fast_path(rel), len(data), data)
 
 
+def _on_tree(tree: str | None, sent: dict[str, str], sent_blobs: dict[str, str], writes: dict[str, str],
+             blobs: dict[str, str]) -> Iterator[bytes]:
+    """fast-import's commands for a commit of `writes` on the tree `tree` (None: the parent's),
+    which holds the texts `sent` (blob ids `sent_blobs`): the tree taken whole, then each write whose
+    text differs. Each write's blob id goes into `blobs`."""
+    if tree is not None:
+        yield b'M 040000 %s ""\n' % tree.encode("ascii")
+    for rel in sorted(writes):
+        if sent.get(rel) == writes[rel]:
+            blobs[rel] = sent_blobs[rel]
+            continue
+        data = writes[rel].encode("utf-8")
+        blobs[rel] = blob_id(data)
+        yield _inline(rel, data)
+
+
 def _fast_import(root: Path, chunks, meanwhile: Callable[[], None] | None = None) -> bytes:
     """Run `git fast-import` on the byte chunks `chunks` yields; returns what it printed (get-mark).
     `meanwhile()`: the caller's work while fast-import runs; the stream then goes through a file
@@ -318,15 +334,7 @@ def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: st
         head = b"commit %s\nmark :1\nauthor %s\ncommitter %s\ndata %d\n%s\n" % (
             SYNC_REF.encode(), author.encode("utf-8"), committer.encode("utf-8"), len(text), text)
         yield head + (b"from %s\n" % base.encode("ascii") if base else b"")
-        if tree is not None:
-            yield b'M 040000 %s ""\n' % tree.encode("ascii")
-        for rel in sorted(writes):
-            if rel in sent and sent[rel] == writes[rel]:
-                blobs[rel] = sent_blobs[rel]
-                continue
-            data = writes[rel].encode("utf-8")
-            blobs[rel] = blob_id(data)
-            yield _inline(rel, data)
+        yield from _on_tree(tree, sent, sent_blobs, writes, blobs)
         yield b"\nget-mark :1\n"
 
     printed = _fast_import(repo.root, stream(), meanwhile).decode("ascii", errors="replace").split()
@@ -370,15 +378,9 @@ class EarlyCommit:
         with tempfile.TemporaryFile() as stream:  # a file, not a pipe: the run never waits on fast-import
             stream.write(b"commit %s\nmark :1\ncommitter %s 0 +0000\ndata 0\nfrom %s\n" % (
                 EARLY_REF.encode(), DREAM_AUTHOR.encode(), base.encode("ascii")))
-            if tree is not None:
-                stream.write(b'M 040000 %s ""\n' % tree.encode("ascii"))
-            for rel in sorted(writes):
-                if self.sent.get(rel) == writes[rel]:
-                    continue
-                data = writes[rel].encode("utf-8")
-                self.sent[rel], self.blobs[rel] = writes[rel], blob_id(data)
-                stream.write(_inline(rel, data))
+            stream.writelines(_on_tree(tree, self.sent, self.blobs, writes, self.blobs))
             stream.write(b'\nls :1 ""\n')
+            self.sent.update(writes)
             stream.seek(0)
             try:
                 self._proc: subprocess.Popen | None = subprocess.Popen(_FAST_IMPORT, cwd=root, stdin=stream, stdout=self._out, stderr=self._err)
