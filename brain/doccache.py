@@ -415,28 +415,6 @@ class LineStore:
         return f"version {self.version}\n".encode("utf-8") + _batch(sorted(self.entries.items()))
 
 
-def frame(version: str, head: dict, body: bytes) -> bytes:
-    """A cache file of one piece: a JSON line (`head`, plus the code `version` and the body's size
-    and crc32), then `body` as it is."""
-    head = {**head, "version": version, "size": len(body), "crc": zlib.crc32(body)}
-    return json.dumps(head, sort_keys=True, separators=(",", ":")).encode("utf-8") + b"\n" + body
-
-
-def unframe(raw: bytes | None, version: str) -> tuple[dict, bytes] | None:
-    """(head, body) of what `frame` wrote with this `version`; None when absent, written by other
-    code, or damaged (a torn or edited body fails its size or crc32)."""
-    if not raw:
-        return None
-    head_raw, _, body = raw.partition(b"\n")
-    try:
-        head = json.loads(head_raw)
-    except ValueError:
-        return None
-    if not isinstance(head, dict) or head.get("version") != version or head.get("size") != len(body) or head.get("crc") != zlib.crc32(body):
-        return None
-    return head, body
-
-
 _TRAILER = re.compile(rb"\tend\t(\d+)\t([0-9a-f]{8})\n")
 
 

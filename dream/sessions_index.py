@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from brain.doccache import frame, unframe
+from brain.frames import frame, unframe
 
 
 def sort_key(session_id: str, started: str) -> str:

@@ -11,7 +11,7 @@ from typing import Callable, NamedTuple
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.doccache import frame, unframe
+from brain.frames import frame, unframe
 from brain.model import Model
 from brain.scan import entry_key
 from brain.tree import Tree
