@@ -234,37 +234,59 @@ def _walk(root: Path) -> tuple[list[str], list[str]]:
     directory entries, so no stat per file)."""
     out: list[str] = []
     links: list[str] = []
-
     folders = [(os.fspath(root), "")]
     while folders:  # in no order: files() sorts the whole listing once
         path, rel_dir = folders.pop()
         try:
-            entries = os.scandir(path)
+            names, linked, below = read_folder(path, rel_dir == "")
         except OSError:
             continue
-        with entries:
-            for entry in entries:
-                name = entry.name
-                if entry.is_dir():  # follows links, as os.walk does
-                    if name in _SKIP_DIRS or (rel_dir == "" and name == ".dream"):
-                        continue
-                    if entry.is_symlink():
-                        out.append(rel_dir + name)  # a linked folder is listed as a file so S checks see it
-                        links.append(rel_dir + name)
-                        continue
-                    folders.append((entry.path, rel_dir + name + "/"))
+        out += [rel_dir + name for name in names]
+        links += [rel_dir + name for name in linked]
+        folders += [(f"{path}/{name}", f"{rel_dir}{name}/") for name in below]
+    more, more_links = dream_files(root)
+    return out + more, links + more_links
+
+
+def read_folder(path: str, at_root: bool) -> tuple[list[str], list[str], list[str]]:
+    """One folder's entries as the listing takes them: (the names listed as files, which of those
+    are symlinks, the subfolders to go into). A linked folder is listed as a file (S checks see it)
+    and not gone into; `.git` and the like are skipped, and `.dream` at the root (dream_files).
+    Raises OSError when the folder cannot be read."""
+    files: list[str] = []
+    links: list[str] = []
+    folders: list[str] = []
+    with os.scandir(path) as entries:
+        for entry in entries:
+            name = entry.name
+            if entry.is_dir():  # follows links, as os.walk does
+                if name in _SKIP_DIRS or (at_root and name == ".dream"):
                     continue
-                out.append(rel_dir + name)
                 if entry.is_symlink():
-                    links.append(rel_dir + name)
-    dream = root / ".dream"
+                    files.append(name)
+                    links.append(name)
+                    continue
+                folders.append(name)
+                continue
+            files.append(name)
+            if entry.is_symlink():
+                links.append(name)
+    return files, links, folders
+
+
+def dream_files(root: Path) -> tuple[list[str], list[str]]:
+    """What the listing holds below `.dream/`: the files of it that are part of the Brain
+    (_DREAM_KEEP) and state.json's shards (layout.WRITTEN), and which of them are symlinks."""
+    out: list[str] = []
+    links: list[str] = []
+    dream = Path(root) / ".dream"
     if dream.is_dir() and not dream.is_symlink():
         for name in sorted(_DREAM_KEEP):
             if (dream / name).is_file():
                 out.append(f".dream/{name}")
                 if (dream / name).is_symlink():
                     links.append(f".dream/{name}")
-        written = dream / "written"  # state.json's shards (layout.WRITTEN), listed as the files above are
+        written = dream / "written"
         if written.is_dir() and not written.is_symlink():
             with os.scandir(written) as entries:
                 for entry in entries:
