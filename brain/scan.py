@@ -39,21 +39,21 @@ class WorktreeScan:
     )
 
     def __init__(self, root: Path, walk: bool = False) -> None:
-        """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file (brain.tree.walk_sorted)
-        in a forked process, `walker`: `dream run` starts both before it imports the compiler, so the
-        second core does the walk while the first imports (the run would otherwise wait for it)."""
+        """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file in a forked process
+        (brain.listing.walk_cached: the folders changed since the listing was last kept are read),
+        `walker`: `dream run` starts both before it imports the compiler, so the second core does the
+        walk while the first imports (the run would otherwise wait for it)."""
         root = self.root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []
         self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
-        self.walker = None  # brain.forked.Forked of (files, symlinks), when `walk`
+        self.walker = None  # brain.listing.ForkedWalk of (files, symlinks), when `walk`
         if not (root / ".git").exists():
             return
         if walk and index_size(root) >= WALK_AHEAD_MIN_INDEX:
-            from brain.forked import run_forked
-            from brain.tree import walk_sorted
+            from brain.listing import fork_walk
 
-            self.walker = run_forked(lambda: walk_sorted(root))
+            self.walker = fork_walk(root)
         if (root / ".gitattributes").exists():
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}

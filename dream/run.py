@@ -18,7 +18,8 @@ from brain.repo import BrainRepo, blob_id
 from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, WorktreeScan, index_size
 from brain.page import Page
 from brain.forked import run_forked
-from brain.tree import DirTree, MemTree, walk_sorted
+from brain.listing import Watch, fork_walk, refresh
+from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached
 from dream.ahead import prepare, prepare_ahead
 from dream.backends.base import BackendError, ModelBackend
@@ -95,7 +96,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     # git's scan and the state; a failed child leaves DirTree to walk here.
     walker = scan.take_walker()
     if walker is None and index_size(root) >= WALK_AHEAD_MIN_INDEX:
-        walker = run_forked(lambda: walk_sorted(root))
+        walker = fork_walk(root)
     try:
         keys = scan.keys()
         live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
@@ -243,7 +244,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         staged.flush()
         clock.mark("sync")
 
-        landed, result = None, None
+        landed, result, relister = None, None, None
         try:
             if settings.dry_run:
                 report.status = "dry-run"
@@ -261,9 +262,20 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                         snapshots[RAW_SNAPSHOT] = _raw_snapshot_data(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
                     snapshots[INDEX_SNAPSHOT] = _index_snapshot_data(comp, sync, keys)
 
-                # git's index update runs on while the caches below learn what landed (result.finish())
-                result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                                    staged=(staged.root, written), wait_index=False, early=early, meanwhile=meanwhile)
+                # What the run's writes do to the folders they go in is watched, so that the listing
+                # is kept without reading those folders again (brain.listing.Watch).
+                kept = walker.kept if walker is not None else None
+                watch = Watch(root, {p.rpartition("/")[0] + "/" for p in sync.writes if "/" in p}, kept) if kept is not None else None
+                try:
+                    # git's index update runs on while the caches below learn what landed (result.finish())
+                    result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
+                                        staged=(staged.root, written), wait_index=False, early=early, meanwhile=meanwhile)
+                    if result.commit and watch is not None and watch.active:  # the listing kept for the next run, with this run's files
+                        vouched = watch.vouched(sync.writes)
+                        relister = run_forked(lambda: refresh(root, kept, vouched) or True)
+                finally:
+                    if watch is not None:
+                        watch.close()  # when vouched() did not end it
                 report.commit = result.commit
                 report.conflicts += result.conflicts
                 if result.commit and not result.rebased:
@@ -285,6 +297,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             return _finish(root, run_id, report)
         finally:
             comp.cache.wait()  # the next run (after the lock) finds every card this one learned
+            if relister is not None:
+                relister.result()
     finally:
         if early is not None:
             early.discard()

@@ -548,10 +548,12 @@ def test_a_run_that_stops_before_the_listing_leaves_no_walker_behind(compiled_co
     import dream.run as run_module
     from brain.errors import BrainError
 
+    import brain.listing as listing_module
+
     monkeypatch.setattr(run_module, "WALK_AHEAD_MIN_INDEX", 0)
     started = []
-    real = run_module.run_forked
-    monkeypatch.setattr(run_module, "run_forked", lambda fn: started.append(real(fn)) or started[-1])
+    real = listing_module.run_forked
+    monkeypatch.setattr(listing_module, "run_forked", lambda fn: started.append(real(fn)) or started[-1])
     state = compiled_copy / ".dream/state.json"
     state.write_text(json.dumps({**json.loads(state.read_text(encoding="utf-8")), "version": 3}), encoding="utf-8")
     with pytest.raises(BrainError, match="newer Dream"):
@@ -671,3 +673,28 @@ def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path,
                 names[alias.strip().casefold()].add(path)
     for asked in stems + [s.upper() for s in stems] + ["nobody", "", "ada/tea", " tea "]:
         assert view.resolve(asked) == sorted(names.get(asked.strip().casefold(), ())), asked
+
+
+def test_a_run_keeps_the_listing_and_the_next_run_sees_what_came_since(compiled_copy: Path, monkeypatch):
+    """A large Brain's listing is kept between runs (brain.listing): a run leaves it holding its own
+    files, and the next one still finds a session the owner put in without committing it."""
+    import dream.run as run_module
+    from brain import listing
+    from brain.tree import walk_sorted
+
+    monkeypatch.setattr(run_module, "WALK_AHEAD_MIN_INDEX", 0)
+    add_session(compiled_copy, "2026-07-20-moving", "2026-07-20T09:00:00+00:00", NEW_TURNS)
+    report = dream(compiled_copy, "2026-07-21T02:00:00Z")
+    assert report.status == "ok" and report.commit
+    assert (compiled_copy / listing.LISTING).exists()
+    read = []
+    real = listing.read_folder
+    monkeypatch.setattr(listing, "read_folder", lambda path, at_root: read.append(path) or real(path, at_root))
+    assert listing.walk_cached(compiled_copy)[:2] == walk_sorted(compiled_copy)
+    if listing._libc() is not None:  # the folders the run wrote in were watched: none is read again
+        assert read == []
+    monkeypatch.setattr(listing, "read_folder", real)
+    add_session(compiled_copy, "2026-07-22-untracked", "2026-07-22T09:00:00+00:00", NEW_TURNS, commit=False)
+    report = dream(compiled_copy, "2026-07-23T02:00:00Z")
+    assert report.sessions == ["2026-07-22-untracked"]
+    assert listing.walk_cached(compiled_copy)[:2] == walk_sorted(compiled_copy)
