@@ -69,7 +69,7 @@ def walk_cached(root: Path, save: bool = False) -> tuple[list[str], list[str], K
 
 
 class ForkedWalk:
-    """`walk_cached` (saving) in a forked process, started before a run needs the listing:
+    """`walk_cached` in a forked process, started before a run needs the listing:
     `result()` gives (files, symlinks) as DirTree takes a listing (None if the child failed: the
     tree then walks itself), and `kept` then what `refresh` starts from."""
 
@@ -100,9 +100,11 @@ class ForkedWalk:
 
 
 def fork_walk(root: Path) -> ForkedWalk | None:
-    """walk_cached(root, save=True) in a forked process; None where this system cannot fork."""
+    """walk_cached(root) in a forked process; None where this system cannot fork. It does not save
+    what it read again (its run saves it at the end, `refresh`): on the 10k Brain writing the
+    listing takes ~15 ms of the second core while git stats every file."""
     def walk() -> tuple[list[str], list[str], dict[str, Record]]:
-        files, links, kept = walk_cached(root, save=True)
+        files, links, kept = walk_cached(root)
         return files, links, kept[0]  # the rest of `kept` is in the listing: not sent twice
 
     forked = run_forked(walk)
@@ -315,8 +317,9 @@ class Watch:
         self.root = Path(root)
         self._fd: int | None = None
         self._watched: dict[int, str] = {}  # watch descriptor → folder ("a/b/")
+        self._added: list[int] = []  # every watch descriptor, for stop()
         self._kept = kept
-        libc = _libc()
+        self._libc = libc = _libc()
         if libc is None:
             return
         fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -332,6 +335,7 @@ class Watch:
             wd = libc.inotify_add_watch(fd, os.fsencode(path), mask)
             if wd < 0:
                 continue
+            self._added.append(wd)
             try:
                 st = os.stat(path)
             except OSError:
@@ -342,8 +346,7 @@ class Watch:
     def vouched(self, written: Iterable[str]) -> Vouched:
         """After the run's writes (`written`: the paths it wrote): the folders whose changes are
         exactly those, with their stat now and the files they gained. Ends the watch."""
-        fd, self._fd = self._fd, None
-        if fd is None:
+        if not self.active:
             return Vouched(None, {})
         try:
             stamps = {}
@@ -355,9 +358,9 @@ class Watch:
                 stamps[rel] = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
             # Past the folders' stat, before the events are read: a change after that shows in the stat.
             probe = _probe(self.root, past=max((max(s[2], s[3]) for s in stamps.values()), default=None))
-            events = _read_events(fd)
+            events = _read_events(self._fd)
         finally:
-            os.close(fd)
+            self.stop()
         if probe is None or events is None:
             return Vouched(probe, {})
         ours: dict[str, set[str]] = {}
@@ -399,10 +402,20 @@ class Watch:
 
     @property
     def active(self) -> bool:
-        """Whether it watches at all (inotify is there); else a refresh would read every folder."""
-        return self._fd is not None
+        """Whether it is watching (inotify is there, and it was not stopped)."""
+        return self._fd is not None and self._libc is not None
+
+    def stop(self) -> None:
+        """Stop watching. The kernel releases the watches in the background: closing the descriptor
+        right away would wait for that (an RCU grace period, 15-20 ms here); close() it later."""
+        if self.active:
+            for wd in self._added:
+                self._libc.inotify_rm_watch(self._fd, wd)
+            self._libc = None
 
     def close(self) -> None:
+        """Stop watching and close the descriptor (at the end of a run: stop() was done long before)."""
+        self.stop()
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
@@ -450,6 +463,7 @@ def _libc():
         libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
         return libc
     except (OSError, AttributeError):
         return None

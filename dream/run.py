@@ -244,7 +244,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         staged.flush()
         clock.mark("sync")
 
-        landed, result, relister = None, None, None
+        landed, result, relister, watch = None, None, None, None
         try:
             if settings.dry_run:
                 report.status = "dry-run"
@@ -275,7 +275,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                         relister = run_forked(lambda: refresh(root, kept, vouched) or True)
                 finally:
                     if watch is not None:
-                        watch.close()  # when vouched() did not end it
+                        watch.stop()  # closed at the end: closing it now would wait on the kernel
                 report.commit = result.commit
                 report.conflicts += result.conflicts
                 if result.commit and not result.rebased:
@@ -299,6 +299,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             comp.cache.wait()  # the next run (after the lock) finds every card this one learned
             if relister is not None:
                 relister.result()
+            if watch is not None:
+                watch.close()
     finally:
         if early is not None:
             early.discard()

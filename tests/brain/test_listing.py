@@ -177,6 +177,7 @@ def test_a_watched_run_keeps_the_listing_without_reading_its_folders(brain: Path
     _swap_in(brain, "notes/ada/one.md")  # replaces a listed file
     os.link(brain / "notes/ada/two.md", brain / "knowledge/people/bo.md")  # linked from a staged copy
     vouched = watch.vouched(written)
+    watch.close()
     assert {rel: names for rel, (_, names) in vouched.folders.items()} == {"notes/ada/": ["new.md"], "knowledge/people/": ["bo.md"]}
     read = _reads(monkeypatch, brain)
     refresh(brain, kept, vouched)
@@ -199,6 +200,7 @@ def test_a_folder_where_more_happened_than_the_run_did_is_read_again(brain: Path
     _swap_in(brain, "notes/ada/new.md")
     meddle(brain)
     vouched = watch.vouched(["notes/ada/new.md"])
+    watch.close()
     assert "notes/ada/" not in vouched.folders
     read = _reads(monkeypatch, brain)
     refresh(brain, kept, vouched)
@@ -213,6 +215,7 @@ def test_a_change_after_the_watch_ended_is_seen(brain: Path):
     watch = listing.Watch(brain, {"notes/ada/"}, kept)
     _swap_in(brain, "notes/ada/new.md")
     vouched = watch.vouched(["notes/ada/new.md"])
+    watch.close()
     assert "notes/ada/" in vouched.folders
     _write(brain, "notes/ada/later.md")  # after the events were read: its stat tells
     refresh(brain, kept, vouched)
@@ -228,5 +231,7 @@ def test_a_folder_changed_before_the_watch_began_is_not_vouched_for(brain: Path)
     watch = listing.Watch(brain, {"notes/ada/"}, kept)
     _swap_in(brain, "notes/ada/new.md")
     assert watch.vouched(["notes/ada/new.md"]).folders == {}
-    refresh(brain, kept, watch.vouched([]))
+    assert watch.vouched([]) == (None, {})  # stopped: nothing more to vouch for
+    watch.close()
+    refresh(brain, kept)
     assert _listed(brain) == walk_sorted(brain)
