@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from corpus import make_corpus  # noqa: E402
 
+from brain.listing import save_listing  # noqa: E402
 from dream.compile import cache_version  # noqa: E402
 from dream.timing import read_timings  # noqa: E402
 
@@ -134,6 +135,10 @@ def incremental(compiled: Path, runs: int, tmp: Path, label: str = "incremental"
     for i in range(runs):
         work = tmp / f"incr-{i}"
         shutil.copytree(compiled, work, symlinks=True)
+        # The copy's folders are all new to the listing the compile kept (their inodes and ctimes):
+        # it is kept again, untimed, as the last nightly run would have left it on the owner's disk.
+        # git's stat data is refreshed for the same reason below (commit_all, and for the baseline).
+        save_listing(work)
         add_session(work, seed=1000 + i, start=__import__("datetime").date(2030, 1, 1))
         commit_all(work, "one more session")
         bare = tmp / f"bare-{i}"
