@@ -265,18 +265,19 @@ def _save(cache: Path, kept: Kept) -> None:
 
 def _probe(root: Path, wait: bool = False, past: int | None = None) -> int | None:
     """The file system's time now (ns), from a file touched for it: a folder whose stat is older
-    can be trusted. Waited for (briefly) to pass `past`, or with `wait` its own first reading (so
-    that it is past what was written just before the call): the folders just written can then be
-    trusted. None when the probe cannot be written: then nothing is trusted."""
+    can be trusted. `wait`: (briefly) until it is past its own first reading and `past`: then it is
+    past the time of anything written before the call (a file system may hand out one time twice,
+    as a coarse clock does), so the folders just written can be trusted. None when the probe cannot
+    be written: then nothing is trusted."""
     path = root / PROBE
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch()
         now = os.stat(path).st_ctime_ns
-        bar = past if past is not None else now if wait else None
+        bar = max(now, past if past is not None else now) if wait else None
         deadline = time.monotonic() + _TICK_WAIT
         while bar is not None and now <= bar and time.monotonic() < deadline:
-            time.sleep(0.001)
+            time.sleep(0.0001)
             os.utime(path)
             now = os.stat(path).st_ctime_ns
         return now
@@ -357,7 +358,7 @@ class Watch:
                     continue
                 stamps[rel] = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
             # Past the folders' stat, before the events are read: a change after that shows in the stat.
-            probe = _probe(self.root, past=max((max(s[2], s[3]) for s in stamps.values()), default=None))
+            probe = _probe(self.root, wait=True, past=max((max(s[2], s[3]) for s in stamps.values()), default=None))
             events = _read_events(self._fd)
         finally:
             self.stop()
