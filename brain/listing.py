@@ -61,7 +61,8 @@ def walk_cached(root: Path, save: bool = False) -> tuple[list[str], list[str], K
     what `refresh` starts from; folders whose stat matches the cache are not read. `save`: write
     what was learned back (a folder written just now is kept as one to read again)."""
     root = Path(root)
-    kept, changed = _update(root, _load(root / LISTING), _probe(root) if save else None)
+    # Folders read are kept trusted if older than the probe, saved or not: a run's refresh starts from them.
+    kept, changed = _update(root, _load(root / LISTING), _probe(root))
     if save and changed:
         _save(root / LISTING, kept)
     more, more_links = dream_files(root)
