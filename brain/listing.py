@@ -15,7 +15,7 @@ the read then lands at a later time and shows in the stat, even within the clock
 listing is always what the folders held when last read.
 
 `walk_cached` gives exactly what `walk_sorted` gives; a cache that is missing, damaged or written
-by other code is read as empty. `dream run` saves the cache at its end (`save=True`), after its
+by other code is read as empty. `dream run` saves the cache at its end (`refresh`), after its
 own writes, so the next run reads again only what changed since: a new raw session's folder.
 """
 
@@ -56,15 +56,13 @@ Record = tuple
 Kept = tuple[dict[str, Record], list[str], list[str]]
 
 
-def walk_cached(root: Path, save: bool = False) -> tuple[list[str], list[str], Kept]:
+def walk_cached(root: Path) -> tuple[list[str], list[str], Kept]:
     """Every file below root and which are symlinks, both sorted, as `walk_sorted` lists them, and
-    what `refresh` starts from; folders whose stat matches the cache are not read. `save`: write
-    what was learned back (a folder written just now is kept as one to read again)."""
+    what `refresh` starts from; folders whose stat matches the cache are not read. Nothing is
+    saved: `refresh` does that."""
     root = Path(root)
-    # Folders read are kept trusted if older than the probe, saved or not: a run's refresh starts from them.
-    kept, changed = _update(root, _load(root / LISTING), _probe(root))
-    if save and changed:
-        _save(root / LISTING, kept)
+    # Folders read are kept trusted if older than the probe: a run's refresh starts from them.
+    kept, _ = _update(root, _load(root / LISTING), _probe(root))
     more, more_links = dream_files(root)
     return _with(kept[1], ".dream/", more), _with(kept[2], ".dream/", more_links), kept
 

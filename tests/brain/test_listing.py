@@ -32,8 +32,8 @@ def brain(tmp_path: Path) -> Path:
     return root
 
 
-def _listed(root: Path, save: bool = False) -> tuple[list[str], list[str]]:
-    files, links, _ = walk_cached(root, save=save)
+def _listed(root: Path) -> tuple[list[str], list[str]]:
+    files, links, _ = walk_cached(root)
     return files, links
 
 
@@ -52,7 +52,8 @@ def _reads(monkeypatch: pytest.MonkeyPatch, root: Path) -> list[str]:
 
 def test_the_kept_listing_follows_every_kind_of_change(brain: Path):
     """After each change, with the listing kept or not in between, walk_cached lists what a walk does."""
-    assert _listed(brain, save=True) == walk_sorted(brain)
+    save_listing(brain)
+    assert _listed(brain) == walk_sorted(brain)
     changes = [
         lambda r: _write(r, "notes/ada/three.md"),
         lambda r: (r / "notes/ada/one.md").unlink(),
@@ -69,7 +70,9 @@ def test_the_kept_listing_follows_every_kind_of_change(brain: Path):
     ]
     for i, change in enumerate(changes):
         change(brain)
-        assert _listed(brain, save=i % 2 == 0) == walk_sorted(brain), f"change {i}"
+        if i % 2 == 0:
+            save_listing(brain)
+        assert _listed(brain) == walk_sorted(brain), f"change {i}"
         assert _listed(brain) == walk_sorted(brain), f"change {i}, again"
 
 
@@ -105,7 +108,8 @@ def test_a_folder_changed_while_it_is_read_is_read_again_next_time(brain: Path, 
         return found
 
     monkeypatch.setattr(listing, "read_folder", racing)
-    files, _ = _listed(brain, save=True)
+    save_listing(brain)
+    files = listing._load(brain / LISTING)[1]
     assert "notes/ada/three.md" in files and "notes/ada/four.md" not in files  # as read
     monkeypatch.setattr(listing, "read_folder", real)
     assert "notes/ada/four.md" in _listed(brain)[0]  # not trusted: read again
@@ -114,7 +118,7 @@ def test_a_folder_changed_while_it_is_read_is_read_again_next_time(brain: Path, 
 def test_folders_no_older_than_the_probe_are_kept_to_be_read_again(brain: Path, monkeypatch: pytest.MonkeyPatch):
     """A folder written in the probe's own clock tick could change again unseen: it is not trusted."""
     monkeypatch.setattr(listing, "_probe", lambda root, **_: 0)
-    walk_cached(brain, save=True)
+    save_listing(brain)
     monkeypatch.undo()
     read = _reads(monkeypatch, brain)
     assert _listed(brain) == walk_sorted(brain)
@@ -123,7 +127,8 @@ def test_folders_no_older_than_the_probe_are_kept_to_be_read_again(brain: Path, 
 
 
 def test_refresh_keeps_what_a_run_wrote_after_its_walk(brain: Path, monkeypatch: pytest.MonkeyPatch):
-    _, _, kept = walk_cached(brain, save=True)
+    save_listing(brain)
+    _, _, kept = walk_cached(brain)
     _write(brain, "notes/ada/from-the-run.md")
     _write(brain, "knowledge/places/kyoto.md")
     refresh(brain, kept)
@@ -141,7 +146,7 @@ def test_a_missing_or_damaged_listing_is_walked_anew(brain: Path, damage: bytes 
         cache.write_bytes(damage)
     _write(brain, "notes/ada/three.md")
     assert _listed(brain) == walk_sorted(brain)
-    assert _listed(brain, save=True) == walk_sorted(brain)
+    save_listing(brain)
     assert _listed(brain) == walk_sorted(brain)
 
 
@@ -149,7 +154,9 @@ def test_without_a_probe_nothing_is_trusted(brain: Path, monkeypatch: pytest.Mon
     """A probe that cannot be written (a read-only cache folder): the listing is kept, every folder
     in it marked to be read again."""
     monkeypatch.setattr(listing, "_probe", lambda root, **_: None)
-    assert _listed(brain, save=True) == walk_sorted(brain)
+    (brain / LISTING).parent.mkdir(parents=True, exist_ok=True)
+    save_listing(brain)
+    assert listing._load(brain / LISTING)[1] == [p for p in walk_sorted(brain)[0] if not p.startswith(".dream/")]
     monkeypatch.undo()
     read = _reads(monkeypatch, brain)
     assert _listed(brain) == walk_sorted(brain) and len(read) == 9
