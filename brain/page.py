@@ -12,9 +12,8 @@ import datetime as dt
 import functools
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from brain.citations import CitationError, CitationTarget
@@ -22,7 +21,9 @@ from brain.errors import PageError
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
 from brain.model import Model
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
+
 KEY_ORDER = ("title", "type", "aliases", "summary", "created", "updated", "sources")
 _KEY_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.M)
 MAX_FRONTMATTER_CHARS = 64_000
@@ -183,17 +184,31 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
+def _yaml():
+    """PyYAML, imported when first needed: the front matter Brain writes is read and written
+    without it (`_simple_yaml`, `_scalar`), and importing it cost 12 ms of every command's start."""
+    import yaml
+
+    return yaml
+
+
+def _loader() -> "type[yaml.SafeLoader]":
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
     fast = _simple_yaml(fm_text)
     if fast is not None:
         return fast
+    yaml, loader = _yaml(), _loader()
     try:
         # An anchor needs `&` and an alias `*`: without them the event scan (as slow as the load) is skipped.
-        for event in yaml.parse(fm_text, Loader=_Loader) if "&" in fm_text or "*" in fm_text else ():
+        for event in yaml.parse(fm_text, Loader=loader) if "&" in fm_text or "*" in fm_text else ():
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = event.start_mark.line + 2 if event.start_mark else 2
                 raise PageError(path, line, "YAML anchors and aliases are not allowed in front matter", "write the value out")
-        meta = yaml.load(fm_text, Loader=_Loader)
+        meta = yaml.load(fm_text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 2 if mark else 2
@@ -214,10 +229,51 @@ def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
 # -- the front matter Brain writes, read without PyYAML -----------------------------------------
 # What dump_frontmatter writes (and most hand-written front matter) is a small subset of YAML:
 # `key: scalar`, `key: [a, b]`, `key: {}` and one level of `key:` + `  k: scalar` lines. It is
-# read here with PyYAML's own resolver; anything else (comments, blocks, escapes, odd scalars,
-# duplicate keys, …) returns None and goes through PyYAML, so the result is always PyYAML's.
-_RESOLVER = yaml.resolver.Resolver()
+# read here with PyYAML's own resolution (_implicit_tag); anything else (comments, blocks, escapes,
+# odd scalars, duplicate keys, …) returns None and goes through PyYAML, so the result is always PyYAML's.
 _STR_TAG = "tag:yaml.org,2002:str"
+# PyYAML's implicit resolvers (yaml.resolver.Resolver, PyYAML 5 and 6), in its order: the tag of a
+# plain scalar is the first whose pattern matches among those listed for its first character.
+# Copied so that reading front matter does not import PyYAML; a test holds them to PyYAML's.
+_IMPLICIT_RESOLVERS = (
+    ("tag:yaml.org,2002:bool", re.compile(r'''^(?:yes|Yes|YES|no|No|NO
+                    |true|True|TRUE|false|False|FALSE
+                    |on|On|ON|off|Off|OFF)$''', re.X), "yYnNtTfFoO"),
+    ("tag:yaml.org,2002:float", re.compile(r'''^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
+                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+                    |[-+]?\.(?:inf|Inf|INF)
+                    |\.(?:nan|NaN|NAN))$''', re.X), "-+0123456789."),
+    ("tag:yaml.org,2002:int", re.compile(r'''^(?:[-+]?0b[0-1_]+
+                    |[-+]?0[0-7_]+
+                    |[-+]?(?:0|[1-9][0-9_]*)
+                    |[-+]?0x[0-9a-fA-F_]+
+                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$''', re.X), "-+0123456789"),
+    ("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), "<"),
+    ("tag:yaml.org,2002:null", re.compile(r'''^(?: ~
+                    |null|Null|NULL
+                    | )$''', re.X), ("~", "n", "N", "")),
+    ("tag:yaml.org,2002:timestamp", re.compile(r'''^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+                     (?:[Tt]|[ \t]+)[0-9][0-9]?
+                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$''', re.X), "0123456789"),
+    ("tag:yaml.org,2002:value", re.compile(r"^(?:=)$"), "="),
+    ("tag:yaml.org,2002:yaml", re.compile(r"^(?:!|&|\*)$"), "!&*"),
+)
+_IMPLICIT_BY_FIRST: dict[str, list[tuple[str, "re.Pattern[str]"]]] = {}
+for _tag, _pattern, _firsts in _IMPLICIT_RESOLVERS:
+    for _first in _firsts:
+        _IMPLICIT_BY_FIRST.setdefault(_first, []).append((_tag, _pattern))
+del _tag, _pattern, _firsts, _first
+
+
+def _implicit_tag(text: str) -> str:
+    """The tag PyYAML gives the plain scalar `text` (`Resolver().resolve(ScalarNode, text, (True, False))`)."""
+    for tag, pattern in _IMPLICIT_BY_FIRST.get(text[:1], ()):
+        if pattern.match(text):
+            return tag
+    return _STR_TAG
 _SIMPLE_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
 _SIMPLE_NESTED_RE = re.compile(r"  ([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
 _INT_RE = re.compile(r"[1-9][0-9]*|0")
@@ -342,7 +398,7 @@ def _plain(text: str, flow: bool) -> Any:
         return _NO
     if flow and any(c in text for c in ",[]{}?:#"):
         return _NO
-    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    tag = _implicit_tag(text)
     if tag == _STR_TAG:
         return text
     if tag == "tag:yaml.org,2002:int" and _INT_RE.fullmatch(text):
@@ -566,6 +622,7 @@ def _scalar(value: Any, flow: bool = False) -> str:
 
 
 def _yaml_scalar(value: Any, flow: bool) -> str:
+    yaml = _yaml()
     if flow or isinstance(value, (dict, list, tuple)):
         text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
     else:
@@ -574,9 +631,15 @@ def _yaml_scalar(value: Any, flow: bool) -> str:
     return json.dumps(value, ensure_ascii=False) if "\n" in text else text
 
 
+_DECIMAL_RE = re.compile(r"-?[0-9]+\.[0-9]+")
+
+
 @functools.lru_cache(maxsize=4096)
 def _float_scalar(text: str, flow: bool) -> str:
-    """Keyed by repr: 0.0 and -0.0 are equal (one key of a cache by value) but are written apart."""
+    """Keyed by repr: 0.0 and -0.0 are equal (one key of a cache by value) but are written apart.
+    A plain decimal (a confidence: 0.85) is what PyYAML writes for it, its repr; others ask PyYAML."""
+    if _DECIMAL_RE.fullmatch(text):
+        return text
     return _yaml_scalar(float(text), flow)
 
 

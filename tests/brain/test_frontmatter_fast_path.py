@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brain.errors import PageError
-from brain.page import _KEY_LINE_RE, Frontmatter, _Loader, _simple_yaml, dump_frontmatter, split_frontmatter
+from brain.page import _KEY_LINE_RE, Frontmatter, _float_scalar, _implicit_tag, _loader, _simple_yaml, dump_frontmatter, split_frontmatter
 
 
 def _typed(value):
@@ -26,7 +28,7 @@ def _agrees(text: str) -> bool:
     fast = _simple_yaml(text)
     if fast is None:
         return True
-    assert _typed(fast) == _typed(yaml.load(text, Loader=_Loader)), text
+    assert _typed(fast) == _typed(yaml.load(text, Loader=_loader())), text
     return False
 
 
@@ -123,3 +125,42 @@ def test_split_frontmatter_cuts_where_the_line_by_line_split_did(text: str) -> N
         assert split_error == (expected if isinstance(expected, str) else None), text
     else:
         assert (block, body, body_line, key_lines) == expected, text
+
+
+_SCALAR_PIECES = st.sampled_from(["0", "1", "7", "9", "_", ".", "-", "+", ":", "e", "E", "x", "b", "o", "T", "t", "Z", " ", "\t",
+                                  "~", "n", "N", "y", "Y", "<", "=", "!", "&", "*", "inf", "nan", "NaN", "null", "true",
+                                  "yes", "Off", "2026-01-02", "10:20:30", "0x", "0b", "\n", "é"])
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.lists(_SCALAR_PIECES, max_size=8).map("".join))
+def test_plain_scalars_resolve_to_the_tag_pyyaml_gives(text: str) -> None:
+    """brain.page resolves plain scalars without importing PyYAML: with PyYAML's own table."""
+    assert _implicit_tag(text) == yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False)), repr(text)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(min_value=-2, max_value=2).map(lambda x: round(x, 3))),
+       st.booleans())
+def test_a_float_is_written_as_pyyaml_writes_it(value: float, flow: bool) -> None:
+    if flow:
+        expected = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
+    else:
+        expected = yaml.safe_dump({"k": value}, default_flow_style=False, allow_unicode=True, width=10**9)[3:].removesuffix("\n")
+    assert _float_scalar(repr(value), flow) == expected
+
+
+def test_the_front_matter_brain_writes_is_read_and_written_without_importing_pyyaml() -> None:
+    """PyYAML costs 12 ms to import: a nightly run's pages and notes never need it."""
+    code = (
+        "import sys, datetime as dt\n"
+        "from brain.page import Frontmatter, dump_frontmatter, split_frontmatter\n"
+        "fm = Frontmatter(title='Nadia', type='person', aliases=['N', 'no'], summary='Works on: Kyoto', created=dt.date(2026, 1, 2),\n"
+        "                 updated=dt.date(2026, 2, 3), sources={'1': 'sessions/raw/a.jsonl#t3'}, confidence=0.85)\n"
+        "text = dump_frontmatter(fm) + 'body\\n'\n"
+        "meta, *_ = split_frontmatter(text, 'p.md')\n"
+        "assert Frontmatter.model_validate(meta) == fm, meta\n"
+        "assert 'yaml' not in sys.modules, 'yaml was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
