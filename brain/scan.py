@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
+
+from brain import layout
 
 if TYPE_CHECKING:
     from brain.tree import DirTree
@@ -38,18 +41,25 @@ class WorktreeScan:
         ("git", "ls-tree", "-z", "HEAD", "--", *_FOLDERS),
     )
 
-    def __init__(self, root: Path, walk: bool = False) -> None:
+    def __init__(self, root: Path, walk: bool = False, head: bool = False) -> None:
         """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file in a forked process
         (brain.listing.walk_cached: the folders changed since the listing was last kept are read),
         `walker`: `dream run` starts both before it imports the compiler, so the second core does the
-        walk while the first imports (the run would otherwise wait for it)."""
+        walk while the first imports (the run would otherwise wait for it). `head`: also ask git
+        what a run needs of the commit it starts from (`head_facts()`), in a thread meanwhile."""
         root = self.root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []
         self.folders: dict[str, str] = {}  # folder → its tree id at HEAD, when nothing under it changed
         self.walker = None  # brain.listing.ForkedWalk of (files, symlinks), when `walk`
+        self._head: tuple[threading.Thread, list] | None = None
         if not (root / ".git").exists():
             return
+        if head:
+            got: list = []
+            thread = threading.Thread(target=lambda: got.append(head_facts(root)), name="head-facts", daemon=True)
+            thread.start()
+            self._head = (thread, got)
         if walk and index_size(root) >= WALK_AHEAD_MIN_INDEX:
             from brain.listing import fork_walk
 
@@ -90,9 +100,19 @@ class WorktreeScan:
             self.folders = _folder_trees(data[3], keys.named)
         return keys
 
+    def head_facts(self) -> "HeadFacts | None":
+        """What `head_facts(root)` gave in the thread `head` started (None: not asked, or git failed)."""
+        if self._head is None:
+            return None
+        thread, got = self._head
+        thread.join()
+        return got[0] if got else None
+
     def close(self) -> None:
         """Stop commands whose output will not be read (a run that ended before it listed files),
         and a walk whose listing was not taken."""
+        if self._head is not None:
+            self._head[0].join()  # a few quick git commands: no thread is left behind a fork
         for proc in self._procs:
             proc.kill()
             proc.wait()
@@ -115,6 +135,44 @@ class WorktreeScan:
         """The forked walk, handed over (close() no longer stops it); None when there is none."""
         walker, self.walker = self.walker, None
         return walker
+
+
+class HeadFacts(NamedTuple):
+    """What `dream run` asks git of the commit it starts from (dream.run)."""
+
+    head: str | None  # the commit HEAD points at; None in a repository with no commit yet
+    pages: frozenset[str]  # the files below knowledge/ at `head`
+    # Files below knowledge/ that commits since the last one (at or before `head`) that changed
+    # .dream/state.json deleted: Dream's last commit, unless the owner committed state.json since.
+    deleted: frozenset[str]
+    folders: dict[str, str]  # each notes and sessions folder → its tree id at `head` (BrainRepo.folder_trees)
+
+
+def head_facts(root: Path) -> HeadFacts | None:
+    """HeadFacts of the repository at `root`: a few git commands, one after the other (each needs
+    what the one before said); None when one fails."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=root, stdin=subprocess.DEVNULL, capture_output=True)
+        except OSError:
+            return None
+        return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+
+    head = (git("rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
+    if head is None:
+        return HeadFacts(None, frozenset(), frozenset(), {})
+    pages = git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE)
+    folders = git("ls-tree", "-z", head, "--", *_FOLDERS)
+    last = git("log", "-1", "--format=%H", head, "--", layout.STATE)
+    if pages is None or folders is None or last is None:
+        return None
+    deleted = ""
+    if last.strip():
+        deleted = git("diff", "--name-only", "--no-renames", "--diff-filter=D", last.strip(), head, "--", layout.KNOWLEDGE)
+        if deleted is None:
+            return None
+    return HeadFacts(head, frozenset(pages.split()), frozenset(p for p in deleted.split("\n") if p),
+                     _folder_trees(folders.encode("utf-8", "surrogateescape"), frozenset()))
 
 
 #: A git index at least this large (bytes; about 10,000 files) has the walk of every file forked:

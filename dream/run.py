@@ -15,7 +15,7 @@ from brain import layout
 from brain.errors import BrainError
 from brain.render import render_knowledge_index_lines, session_index_line
 from brain.repo import BrainRepo, blob_id
-from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, WorktreeScan, index_size
+from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, HeadFacts, WorktreeScan, head_facts, index_size
 from brain.page import Page
 from brain.forked import run_forked
 from brain.listing import Watch, fork_walk, refresh
@@ -124,10 +124,12 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         return report
 
     instructions = parse_instructions(_read(live, layout.INSTRUCTIONS) or "", _read(live, layout.FORGET) or "")
-    head = repo.head()
-    head_pages = set(repo.git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE).split()) if head else set()
+    facts = scan.head_facts() or head_facts(root)  # asked while the modules were imported, or now
+    if facts is None:
+        raise BrainError("git could not say what HEAD holds", "run `git status` in the Brain to see what is wrong")
+    head = facts.head
     # Pages the owner deleted (committed or not) are forgotten before anything can link to them.
-    deleted = _deleted_pages(repo, head, head_pages, live, state)
+    deleted = _deleted_pages(facts, live, state)
     forgotten = [layout.page_location(p)[1] for p in deleted]
     already = set(instructions.forget)  # what forget.md lists now: those need no new line
     if forgotten:
@@ -283,7 +285,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                         cache.keep_file(RAW_SNAPSHOT, snapshots[RAW_SNAPSHOT])
                     cache.keep_file(INDEX_SNAPSHOT, snapshots.get(INDEX_SNAPSHOT))
                 if result.commit and head and not result.rebased:
-                    before, after = repo.folder_trees(head), repo.folder_trees(result.commit)
+                    before, after = facts.folders, repo.folder_trees(result.commit)
                     if before is not None and after is not None:
                         landed = Landed(writes=sync.writes, base_folders=before, folders=after)
         finally:
@@ -346,18 +348,15 @@ def _raw_snapshot_data(cache: DocCache, raw: RawSessions, state, state_blob: str
     return None
 
 
-def _deleted_pages(repo: BrainRepo, head: str | None, head_pages: set[str], live: DirTree, state) -> list[str]:
+def _deleted_pages(facts: HeadFacts, live: DirTree, state) -> list[str]:
     """Pages gone from the working tree that HEAD has, or that Dream wrote and a commit since its
     last one deleted: the owner's deletions, committed or not.
 
-    Asked of git, not of `state.written` (57,000 paths on the 10k Brain, kept in shards that a run
-    reads only as it needs them): a page Dream wrote is in its last commit, unless a run since saw
-    it gone and dropped it from the map already."""
-    gone = {p for p in head_pages if not live.exists(p)}
-    last = repo.git("log", "-1", "--format=%H", head, "--", layout.STATE) if head else ""
-    if last:
-        since = repo.git("diff", "--name-only", "--no-renames", "--diff-filter=D", last, head, "--", layout.KNOWLEDGE)
-        gone |= {p for p in since.split("\n") if p and not live.exists(p) and p in state.written}
+    Asked of git (brain.scan.head_facts), not of `state.written` (57,000 paths on the 10k Brain,
+    kept in shards that a run reads only as it needs them): a page Dream wrote is in its last
+    commit, unless a run since saw it gone and dropped it from the map already."""
+    gone = {p for p in facts.pages if not live.exists(p)}
+    gone |= {p for p in facts.deleted if not live.exists(p) and p in state.written}
     return sorted(p for p in gone if layout.is_page_path(p))
 
 

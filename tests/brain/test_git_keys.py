@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from brain.repo import BrainRepo
 from brain.scan import GitKeys, WorktreeScan
 from brain.tree import DirTree
 
@@ -194,3 +195,35 @@ def test_tree_changes_and_cat_blobs_read_git_exactly(tmp_path: Path):
     missing = "0123456789abcdef0123456789abcdef01234567"
     assert repo.cat_blobs([b(b"\x00binary\n\n"), missing, b(b"after\n")]) == {b(b"\x00binary\n\n"): b"\x00binary\n\n", b(b"after\n"): b"after\n"}
     assert repo.cat_blobs([]) == {}
+
+
+def test_head_facts_are_what_git_says_of_head_whether_asked_ahead_or_now(tmp_path: Path):
+    """The pages at HEAD, and the pages deleted since the last commit that changed state.json: a
+    run asks them while it imports (WorktreeScan(head=True)), or when it needs them."""
+    from brain.scan import HeadFacts, head_facts
+
+    root = tmp_path / "brain"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _git(root, "config", "user.name", "t")
+    _git(root, "config", "user.email", "t@t")
+    assert head_facts(root) == HeadFacts(None, frozenset(), frozenset(), {})  # no commit yet
+    for rel in ("knowledge/people/ada.md", "knowledge/people/bo.md", "knowledge/index.md", "notes/ada/n.md", ".dream/state.json"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(f"{rel}\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "dream")
+    _git(root, "rm", "-q", "knowledge/people/bo.md")  # the owner deletes a page and commits
+    _git(root, "commit", "-q", "-m", "owner")
+    (root / "knowledge" / "people" / "ada.md").unlink()  # and another, not committed
+    head = _git(root, "rev-parse", "HEAD").decode().strip()
+    expected = HeadFacts(head, frozenset({"knowledge/people/ada.md", "knowledge/index.md"}), frozenset({"knowledge/people/bo.md"}),
+                         BrainRepo(root).folder_trees("HEAD"))
+    assert expected.folders == {"notes/ada": _git(root, "rev-parse", "HEAD:notes/ada").decode().strip()}
+    assert head_facts(root) == expected
+    scan = WorktreeScan(root, head=True)
+    try:
+        assert scan.head_facts() == expected
+    finally:
+        scan.close()
+    assert WorktreeScan(root).head_facts() is None  # not asked
