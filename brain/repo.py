@@ -85,6 +85,33 @@ class BrainRepo:
         out = proc.stdout.decode("utf-8", "surrogateescape")
         return out[:-1] if out.endswith("\n") else out  # as GitPython returned it: one newline less
 
+    def git_all(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> list[str]:
+        """`git(*args, env=env)` of each (args, env), run side by side: for a few quick commands,
+        starting git is most of the time each takes. Raises the first failure's BrainError."""
+        self._require_repo()
+        procs = []
+        try:
+            for args, env in commands:
+                procs.append((args, subprocess.Popen(["git", *args], cwd=self.root, env=_identity(env), stdin=subprocess.DEVNULL,
+                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+        except OSError as exc:
+            for _args, proc in procs:
+                proc.kill()
+                proc.communicate()
+            raise BrainError(f"git {' '.join(commands[len(procs)][0][:2])} failed: {exc}", "install git") from exc
+        outs = []
+        failed = None
+        for args, proc in procs:
+            out, err = proc.communicate()
+            if proc.returncode != 0 and failed is None:
+                text = err.decode("utf-8", "surrogateescape").strip()
+                failed = BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {proc.returncode}'}")
+            text = out.decode("utf-8", "surrogateescape")
+            outs.append(text[:-1] if text.endswith("\n") else text)
+        if failed is not None:
+            raise failed
+        return outs
+
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository with no commits."""
         try:

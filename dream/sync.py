@@ -131,7 +131,10 @@ def apply_sync(
     if not plan.writes:
         return SyncResult(commit=None)
     repo = BrainRepo(root)
-    ref = repo.git("symbolic-ref", "-q", "HEAD").strip() or "HEAD"
+    # Side by side: the branch to move, and the identities (and time) fast-import's commit carries.
+    ref, author, committer = repo.git_all((("symbolic-ref", "-q", "HEAD"), None), (("var", "GIT_AUTHOR_IDENT"), DREAM_IDENTITY),
+                                          (("var", "GIT_COMMITTER_IDENT"), None))
+    ref, idents = ref.strip() or "HEAD", (author.strip(), committer.strip())
     writes, conflicts, rebased = dict(plan.writes), [], 0
     # The texts each write accounts for: the live text the plan merged, and what the owner committed
     # meanwhile (a rebase merges it). An edit saved after those is the owner's alone: the journal then
@@ -149,7 +152,7 @@ def apply_sync(
                 meanwhile, then = None, meanwhile
                 then()
 
-        new, blobs = _build_commit(repo, writes, message, base, run_dir, early, work)
+        new, blobs = _build_commit(repo, writes, message, base, run_dir, early, work, idents)
         fault("after-commit-object")
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, before=before)
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
@@ -195,9 +198,11 @@ def _before_ids(root: Path, writes: dict[str, str], accounted: dict[str, set], b
 
 
 def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path,
-                  early: EarlyCommit | None = None, meanwhile: Callable[[], None] = lambda: None) -> tuple[str, dict[str, str]]:
+                  early: EarlyCommit | None = None, meanwhile: Callable[[], None] = lambda: None,
+                  idents: tuple[str, str] | None = None) -> tuple[str, dict[str, str]]:
     """Blobs, trees and a commit object written off to the side: nothing visible changes yet.
-    Returns the commit and each write's blob id.
+    Returns the commit and each write's blob id. `idents`: the author's and committer's (`git var`),
+    when the caller asked git already.
 
     A nightly run's few dozen files: blobs, trees and commit from one `git fast-import`
     (`_fast_commit`), which reads only the folders on the changed paths. Past FAST_COMMIT_MAX
@@ -207,7 +212,7 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     if len(writes) <= FAST_COMMIT_MAX:
-        new, blobs = _fast_commit(repo, writes, message, base, early.tree_for(writes, base) if early is not None else None, meanwhile)
+        new, blobs = _fast_commit(repo, writes, message, base, early.tree_for(writes, base) if early is not None else None, meanwhile, idents)
         fault("after-blobs")
         fault("after-tree")
         return new, blobs
@@ -319,13 +324,14 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
 
 def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None,
                  early: tuple[str, dict[str, str], dict[str, str]] | None = None,
-                 meanwhile: Callable[[], None] | None = None) -> tuple[str, dict[str, str]]:
+                 meanwhile: Callable[[], None] | None = None, idents: tuple[str, str] | None = None) -> tuple[str, dict[str, str]]:
     """The commit `commit-tree` would make of `base` with `writes` applied, written by one fast-import
     on SYNC_REF; the identities and dates are git's own (`git var`), the author Dream.
     `early`: (tree, texts, blob ids) of a commit of `base` with `texts` applied (EarlyCommit.tree_for):
     the commit takes that tree whole and applies only the writes whose text differs."""
-    author = repo.git("var", "GIT_AUTHOR_IDENT", env=DREAM_IDENTITY).strip()
-    committer = repo.git("var", "GIT_COMMITTER_IDENT").strip()
+    if idents is None:
+        idents = repo.git("var", "GIT_AUTHOR_IDENT", env=DREAM_IDENTITY).strip(), repo.git("var", "GIT_COMMITTER_IDENT").strip()
+    author, committer = idents
     blobs = {}
     tree, sent, sent_blobs = early if early is not None else (None, {}, {})
 
