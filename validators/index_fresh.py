@@ -54,7 +54,9 @@ def _indexes(view: BrainView) -> list[_Index]:
             if card is not None:
                 page_lines[name] = card["line"]
         # The view's documents (not symlinks) under the folder: no walk over every file of the tree.
-        summaries = {f.rsplit("/", 1)[1][:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/") if layout.is_summary_path(f)}
+        # Every document below the folder is a summary (a `<folder>/<id>.md`): its id is the rest.
+        cut = len(layout.SESSIONS_SUMMARIES) + 1
+        summaries = {f[cut:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/")}
         cards = view.summary_cards(summaries.values())
         summary_lines = {name: cards[p]["line"] for name, p in summaries.items() if p in cards}
         out = []
