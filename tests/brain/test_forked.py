@@ -15,6 +15,21 @@ def test_the_child_result_comes_back() -> None:
     assert child.result() is None  # reaped: asked twice, nothing more
 
 
+def test_a_large_result_is_written_whole_before_it_is_asked_for() -> None:
+    """A child's result goes to a file (Linux): it ends with 4 MB written, not blocked on a pipe
+    until the parent reads; the result is the same either way."""
+    big = [f"notes/owner/{i:06d}.md" for i in range(200_000)]
+    child = run_forked(lambda: big)
+    assert child is not None
+    if child.file:
+        deadline = time.monotonic() + 30
+        # WNOWAIT: seen to have ended, left for result() to reap
+        while os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            assert time.monotonic() < deadline, "the child waited for its result to be read"
+            time.sleep(0.01)
+    assert child.result() == big
+
+
 def test_a_failing_or_empty_child_is_none() -> None:
     def boom():
         raise RuntimeError("the child fails")
