@@ -55,15 +55,15 @@ class WorktreeScan:
         self._head: tuple[threading.Thread, list] | None = None
         if not (root / ".git").exists():
             return
-        if head:
-            got: list = []
-            thread = threading.Thread(target=lambda: got.append(head_facts(root)), name="head-facts", daemon=True)
-            thread.start()
-            self._head = (thread, got)
         if walk and index_size(root) >= WALK_AHEAD_MIN_INDEX:
             from brain.listing import fork_walk
 
             self.walker = fork_walk(root)
+        if head:  # started after the fork above: a process is never forked while the thread runs
+            got: list = []
+            thread = threading.Thread(target=lambda: got.append(head_facts(root)), name="head-facts", daemon=True)
+            thread.start()
+            self._head = (thread, got)
         if (root / ".gitattributes").exists():
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
