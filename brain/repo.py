@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -140,8 +140,22 @@ class BrainRepo:
 
     def folder_trees(self, rev: str) -> dict[str, str] | None:
         """Folder (`notes/<topic>`, `sessions/<part>`) → its tree id at `rev` (None when git cannot say)."""
-        listed = self._bytes("ls-tree", "-z", rev, "--", *_FOLDERS)
-        return _folder_trees(listed, frozenset()) if listed is not None else None
+        return self.folder_trees_later(rev)()
+
+    def folder_trees_later(self, rev: str) -> Callable[[], dict[str, str] | None]:
+        """`folder_trees(rev)`, asked of git now and read when the returned function is called."""
+        self._require_repo()
+        try:
+            proc = subprocess.Popen(["git", "ls-tree", "-z", rev, "--", *_FOLDERS], cwd=self.root, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            raise BrainError(f"git ls-tree failed: {exc}", "install git") from exc
+
+        def read() -> dict[str, str] | None:
+            listed, _ = proc.communicate()
+            return _folder_trees(listed, frozenset()) if proc.returncode == 0 else None
+
+        return read
 
     def tree_changes(self, old: str, new: str) -> list[TreeChange] | None:
         """The files that differ between two trees or commits (`git diff-tree -r`, no rename

@@ -247,6 +247,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         clock.mark("sync")
 
         landed, result, relister, watch = None, None, None, None
+        trees: list = []  # the new commit's folder trees, being read (apply_sync's `landed`)
         try:
             if settings.dry_run:
                 report.status = "dry-run"
@@ -269,9 +270,11 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                 kept = walker.kept if walker is not None else None
                 watch = Watch(root, {p.rpartition("/")[0] + "/" for p in sync.writes if "/" in p}, kept) if kept is not None else None
                 try:
-                    # git's index update runs on while the caches below learn what landed (result.finish())
+                    # git's index update runs on while the caches below learn what landed (result.finish()),
+                    # and git lists the new commit's folder trees while the files are swapped (`trees`)
                     result = apply_sync(root, sync, report.commit_message(), run_id, head, root / layout.RUNS / run_id,
-                                        staged=(staged.root, written), wait_index=False, early=early, meanwhile=meanwhile)
+                                        staged=(staged.root, written), wait_index=False, early=early, meanwhile=meanwhile,
+                                        landed=lambda commit: trees.append(repo.folder_trees_later(commit)))
                     if result.commit and watch is not None and watch.active:  # the listing kept for the next run, with this run's files
                         vouched = watch.vouched(sync.writes)
                         relister = run_forked(lambda: refresh(root, kept, vouched) or True)
@@ -285,7 +288,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                         cache.keep_file(RAW_SNAPSHOT, snapshots[RAW_SNAPSHOT])
                     cache.keep_file(INDEX_SNAPSHOT, snapshots.get(INDEX_SNAPSHOT))
                 if result.commit and head and not result.rebased:
-                    before, after = facts.folders, repo.folder_trees(result.commit)
+                    before, after = facts.folders, trees[-1]() if trees else repo.folder_trees(result.commit)
                     if before is not None and after is not None:
                         landed = Landed(writes=sync.writes, base_folders=before, folders=after)
         finally:

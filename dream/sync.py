@@ -114,7 +114,7 @@ class SyncResult(Model):
 def apply_sync(
     root: Path, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
     staged: tuple[Path, dict[str, str]] | None = None, wait_index: bool = True, early: EarlyCommit | None = None,
-    meanwhile: Callable[[], None] | None = None,
+    meanwhile: Callable[[], None] | None = None, landed: Callable[[str], None] | None = None,
 ) -> SyncResult:
     """Commit the plan off to the side, move the branch with a compare-and-swap, then update the tree.
 
@@ -126,7 +126,8 @@ def apply_sync(
     Brain) goes on while the caller does its own work; the caller must call `result.finish()`.
     `early`: the trees of the staged files, built while the gate ran (EarlyCommit); the commit is
     built on them when they still fit the plan, else as usual. `meanwhile()`: the caller's work,
-    done (once) while git writes the commit.
+    done (once) while git writes the commit. `landed(commit)`: called once the branch has moved to
+    it, before the working tree is brought there (the caller can ask git about it meanwhile).
     """
     if not plan.writes:
         return SyncResult(commit=None)
@@ -174,6 +175,8 @@ def apply_sync(
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
             continue
         fault("after-update-ref")
+        if landed is not None:
+            landed(new)
         folder, texts = staged or (None, {})
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
         update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index)
