@@ -79,38 +79,22 @@ class BrainRepo:
         A plain subprocess, not GitPython's execute: a run calls git a few times, and the library's
         import and Repo object cost more than the commands (70 ms of a nightly run)."""
         proc = self._run(args, env=_identity(env), stdin=stdin)
-        if proc.returncode != 0:
-            err = proc.stderr.decode("utf-8", "surrogateescape").strip()
-            raise BrainError(f"git {' '.join(args[:2])} failed: {err or f'exit {proc.returncode}'}")
-        out = proc.stdout.decode("utf-8", "surrogateescape")
-        return out[:-1] if out.endswith("\n") else out  # as GitPython returned it: one newline less
+        return _answer(args, proc.returncode, proc.stdout, proc.stderr)
 
     def git_all(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> list[str]:
         """`git(*args, env=env)` of each (args, env), run side by side: for a few quick commands,
         starting git is most of the time each takes. Raises the first failure's BrainError."""
-        self._require_repo()
-        procs = []
+        procs: list[subprocess.Popen] = []
         try:
             for args, env in commands:
-                procs.append((args, subprocess.Popen(["git", *args], cwd=self.root, env=_identity(env), stdin=subprocess.DEVNULL,
-                                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
-        except OSError as exc:
-            for _args, proc in procs:
+                procs.append(self._start(args, env=_identity(env), stderr=subprocess.PIPE))
+        except BrainError:
+            for proc in procs:
                 proc.kill()
                 proc.communicate()
-            raise BrainError(f"git {' '.join(commands[len(procs)][0][:2])} failed: {exc}", "install git") from exc
-        outs = []
-        failed = None
-        for args, proc in procs:
-            out, err = proc.communicate()
-            if proc.returncode != 0 and failed is None:
-                text = err.decode("utf-8", "surrogateescape").strip()
-                failed = BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {proc.returncode}'}")
-            text = out.decode("utf-8", "surrogateescape")
-            outs.append(text[:-1] if text.endswith("\n") else text)
-        if failed is not None:
-            raise failed
-        return outs
+            raise
+        outputs = [proc.communicate() for proc in procs]  # every one read before the first failure is raised
+        return [_answer(args, proc.returncode, out, err) for (args, _env), proc, (out, err) in zip(commands, procs, outputs)]
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository with no commits."""
@@ -144,16 +128,11 @@ class BrainRepo:
 
     def folder_trees_later(self, rev: str) -> Callable[[], dict[str, str] | None]:
         """`folder_trees(rev)`, asked of git now and read when the returned function is called."""
-        self._require_repo()
-        try:
-            proc = subprocess.Popen(["git", "ls-tree", "-z", rev, "--", *_FOLDERS], cwd=self.root, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        except OSError as exc:
-            raise BrainError(f"git ls-tree failed: {exc}", "install git") from exc
+        proc = self._start(("ls-tree", "-z", rev, "--", *_FOLDERS))
 
         def read() -> dict[str, str] | None:
             listed, _ = proc.communicate()
-            return _folder_trees(listed, frozenset()) if proc.returncode == 0 else None
+            return _folder_trees(listed) if proc.returncode == 0 else None
 
         return read
 
@@ -213,6 +192,14 @@ class BrainRepo:
         except OSError as exc:
             raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
 
+    def _start(self, args: tuple[str, ...], env: dict[str, str] | None = None, stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
+        """`git <args>` started in the Brain, its output piped, not waited for; BrainError as `_run` says."""
+        self._require_repo()
+        try:
+            return subprocess.Popen(["git", *args], cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
+        except OSError as exc:
+            raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
+
     def log(self, rel: str | None = None, limit: int = 50) -> list[LogEntry]:
         """Commits touching `rel` (following renames), newest first, with each commit's Dream run id."""
         if self.head() is None:
@@ -232,6 +219,15 @@ class BrainRepo:
             m = _TRAILER_RE.search(body)
             entries.append(LogEntry(sha=sha, date=date, author=author, subject=subject, run_id=m.group(1) if m else None))
         return entries
+
+
+def _answer(args: tuple[str, ...], code: int | None, out: bytes, err: bytes | None) -> str:
+    """What `BrainRepo.git` gives for a finished `git <args>`: its output, or BrainError with git's message."""
+    if code != 0:
+        text = (err or b"").decode("utf-8", "surrogateescape").strip()
+        raise BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {code}'}")
+    text = out.decode("utf-8", "surrogateescape")
+    return text[:-1] if text.endswith("\n") else text  # as GitPython returned it: one newline less
 
 
 def blob_id(data: bytes) -> str:
