@@ -4,9 +4,9 @@ The child inherits everything parsed so far (copy-on-write), closes every descri
 its result goes to (the run lock above all: a run killed meanwhile must not leave its lock held),
 writes the pickled result there and leaves by `os._exit`. On Linux that is an anonymous file
 (memfd), so a large result (the listing of a large Brain: 4 MB) is written whole while the parent
-is busy, not passed through a pipe 64 KB at a time once the parent asks for it; elsewhere a pipe. Whatever goes wrong there — an exception, a kill, a
-result that does not unpickle — comes back as None, and the caller does the work itself, so a
-child can only ever save time.
+is busy, not passed through a pipe 64 KB at a time once the parent asks for it; elsewhere a pipe.
+Whatever goes wrong there — an exception, a kill, a result that does not unpickle — comes back as
+None, and the caller does the work itself, so a child can only ever save time.
 
 `run_forked` hands over one job and gives back its one result (the gate's verdicts);
 `fork_map` works through a list in order and streams a result per item, so the caller uses the
@@ -57,7 +57,7 @@ class Forked(Generic[T]):
 
     def discard(self) -> None:
         """Stop the process (its result is not needed any more)."""
-        if self.pid:  # (a file or a pipe alike)
+        if self.pid:
             os.kill(self.pid, signal.SIGKILL)
             os.close(self.fd)
             os.waitpid(self.pid, 0)
@@ -69,7 +69,7 @@ def run_forked(fn: Callable[[], T | None]) -> Forked[T] | None:
     counts as a failure (the caller then does the work itself)."""
     if not hasattr(os, "fork"):
         return None
-    file = _result_file()
+    file = memory_file("dream-forked")
     read_end, write_end = (file, file) if file is not None else os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: work, send the result, exit without any cleanup of the parent's
@@ -93,13 +93,14 @@ def run_forked(fn: Callable[[], T | None]) -> Forked[T] | None:
     return Forked(pid, read_end, file=file is not None)
 
 
-def _result_file() -> int | None:
-    """An anonymous file in memory for a child's result (Linux's memfd_create); None elsewhere."""
+def memory_file(name: str) -> int | None:
+    """The descriptor of a new anonymous file in memory (Linux's memfd_create; not inherited by
+    programs this process runs), None where there is none: a child's result, git's output."""
     make = getattr(os, "memfd_create", None)
     if make is None:
         return None
     try:
-        return make("dream-forked", getattr(os, "MFD_CLOEXEC", 0))
+        return make(name, getattr(os, "MFD_CLOEXEC", 0))
     except OSError:
         return None
 
@@ -114,7 +115,7 @@ def _read_all(fd: int) -> bytes:
             break
         parts.append(chunk)
         at += len(chunk)
-    return b"".join(parts) if len(parts) != 1 else parts[0]
+    return b"".join(parts)
 
 
 _FRAME = struct.Struct("<Q")  # the byte length of the pickled result that follows

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from brain import layout
+from brain.forked import memory_file
 
 if TYPE_CHECKING:
     from brain.tree import DirTree
@@ -36,7 +37,8 @@ class WorktreeScan:
         # on two cores slows the imports it runs beside by about as much as it saves itself.
         ("git", "-c", "core.preloadIndex=false", "--no-optional-locks", "status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=no", "--ignore-submodules=none"),
         # The tree id at HEAD of each topic's folder and of each sessions folder (its content in one id): a folder nothing in
-        # which is changed, staged or untracked holds exactly that tree (DirTree.folder_tree).
+        # which is changed, staged or untracked holds exactly that tree (DirTree.folder_tree). Left to
+        # head_facts when it is asked (it lists them at the commit it resolved).
         ("git", "ls-tree", "-z", "HEAD", "--", *_FOLDERS),
     )
 
@@ -67,7 +69,7 @@ class WorktreeScan:
             return
         env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
         try:  # they run side by side: git's stat of every file is the long one
-            for command in self._COMMANDS:
+            for command in self._commands():
                 # Into files, not pipes: the listing is megabytes, and git would wait on a full pipe
                 # until keys() is called; a file lets it finish while the caller imports.
                 out = _scratch_file()
@@ -76,10 +78,13 @@ class WorktreeScan:
         except OSError:
             self.close()
 
+    def _commands(self) -> tuple[tuple[str, ...], ...]:
+        return self._COMMANDS[:3] if self._head is not None else self._COMMANDS
+
     def keys(self) -> "GitKeys | dict[str, str]":
         """path → blob id of the files git vouches for ({} when it cannot say), read as asked."""
         procs, outs, self._procs, self._outs = self._procs, self._outs, [], []
-        if len(procs) != len(self._COMMANDS):
+        if len(procs) != len(self._commands()):
             _close(outs)
             return {}
         try:
@@ -95,8 +100,13 @@ class WorktreeScan:
         if codes[1] or codes[2] or data[0].strip() not in (b"", b"false"):
             return {}  # filters may make bytes differ from blobs (core.autocrlf): trust nothing
         keys = GitKeys(data[1], data[2])
-        if keys and not codes[3]:  # no HEAD yet: no folder trees
-            self.folders = _folder_trees(data[3], keys.named)
+        if self._head is not None:
+            facts = self.head_facts()
+            trees = facts.folders if facts is not None else {}
+        else:
+            trees = _folder_trees(data[3]) if not codes[3] else {}  # no HEAD yet: no folder trees
+        if keys:
+            self.folders = _unchanged(trees, keys.named)
         return keys
 
     def head_facts(self) -> "HeadFacts | None":
@@ -150,14 +160,17 @@ class HeadFacts(NamedTuple):
 def head_facts(root: Path) -> HeadFacts | None:
     """HeadFacts of the repository at `root`: a few git commands, one after the other (each needs
     what the one before said); None when one fails."""
-    def git(*args: str) -> str | None:
+    def git(*args: str) -> bytes | None:
         try:
             done = subprocess.run(["git", *args], cwd=root, stdin=subprocess.DEVNULL, capture_output=True)
         except OSError:
             return None
-        return done.stdout.decode("utf-8", "surrogateescape") if done.returncode == 0 else None
+        return done.stdout if done.returncode == 0 else None
 
-    head = (git("rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
+    def text(out: bytes) -> str:
+        return out.decode("utf-8", "surrogateescape")
+
+    head = text(git("rev-parse", "--verify", "-q", "HEAD") or b"").strip() or None
     if head is None:
         return HeadFacts(None, frozenset(), frozenset(), {})
     pages = git("ls-tree", "-r", "--name-only", head, "--", layout.KNOWLEDGE)
@@ -165,13 +178,12 @@ def head_facts(root: Path) -> HeadFacts | None:
     last = git("log", "-1", "--format=%H", head, "--", layout.STATE)
     if pages is None or folders is None or last is None:
         return None
-    deleted = ""
+    deleted = b""
     if last.strip():
-        deleted = git("diff", "--name-only", "--no-renames", "--diff-filter=D", last.strip(), head, "--", layout.KNOWLEDGE)
+        deleted = git("diff", "--name-only", "--no-renames", "--diff-filter=D", text(last).strip(), head, "--", layout.KNOWLEDGE)
         if deleted is None:
             return None
-    return HeadFacts(head, frozenset(pages.split()), frozenset(p for p in deleted.split("\n") if p),
-                     _folder_trees(folders.encode("utf-8", "surrogateescape"), frozenset()))
+    return HeadFacts(head, frozenset(text(pages).split()), frozenset(p for p in text(deleted).split("\n") if p), _folder_trees(folders))
 
 
 #: A git index at least this large (bytes; about 10,000 files) has the walk of every file forked:
@@ -187,14 +199,11 @@ def index_size(root: Path) -> int:
 
 
 def _scratch_file():
-    """An anonymous file for a command's output: in memory (memfd) on Linux, without importing
-    tempfile (3 ms before git could start), else a temporary file."""
-    make = getattr(os, "memfd_create", None)
-    if make is not None:
-        try:
-            return os.fdopen(make("git-output", getattr(os, "MFD_CLOEXEC", 0)), "w+b")
-        except OSError:
-            pass
+    """An anonymous file for a command's output: in memory on Linux, without importing tempfile
+    (3 ms before git could start), else a temporary file."""
+    fd = memory_file("git-output")
+    if fd is not None:
+        return os.fdopen(fd, "w+b")
     import tempfile
 
     return tempfile.TemporaryFile()
@@ -356,15 +365,18 @@ def tree_folder(rel: str) -> str | None:
     return rel[:cut] if cut > 0 else None
 
 
-def _folder_trees(listed: bytes, changed: frozenset[str]) -> dict[str, str]:
-    """folder → tree id from `git ls-tree -z` lines ("040000 tree <id>\t<path>"), without the
-    folders holding a path git status names (the caller still checks for untracked files)."""
-    dirty = {tree_folder(path) for path in changed} - {None}
+def _folder_trees(listed: bytes) -> dict[str, str]:
+    """folder → tree id from `git ls-tree -z` lines ("040000 tree <id>\t<path>")."""
     out = {}
     for entry in listed.split(b"\0"):
         head, _, rel = entry.partition(b"\t")
         if head[:12] == b"040000 tree " and len(head) == 52:
-            path = rel.decode("utf-8", "surrogateescape")
-            if path not in dirty:
-                out[path] = head[12:].decode("ascii")
+            out[rel.decode("utf-8", "surrogateescape")] = head[12:].decode("ascii")
     return out
+
+
+def _unchanged(trees: dict[str, str], changed: frozenset[str]) -> dict[str, str]:
+    """`trees` without the folders holding a path git status names (the caller still checks for
+    untracked files)."""
+    dirty = {tree_folder(path) for path in changed} - {None}
+    return {folder: tree for folder, tree in trees.items() if folder not in dirty} if dirty else dict(trees)

@@ -227,3 +227,13 @@ def test_head_facts_are_what_git_says_of_head_whether_asked_ahead_or_now(tmp_pat
     finally:
         scan.close()
     assert WorktreeScan(root).head_facts() is None  # not asked
+    # The folder trees git vouches for are the same whether the scan lists them or head_facts does.
+    for rel in ("notes/bo/n.md", "notes/cy/n.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("n\n", encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "notes")
+    (root / "notes" / "bo" / "n.md").write_text("edited\n", encoding="utf-8")
+    listed, asked = WorktreeScan(root), WorktreeScan(root, head=True)
+    assert listed.keys() == asked.keys()
+    assert listed.folders == asked.folders and set(asked.folders) == {"notes/ada", "notes/cy"}
