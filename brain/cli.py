@@ -17,6 +17,9 @@ import click
 
 from brain import __version__
 from brain.errors import BrainError, PageError
+from brain.no_plugins import skip_pydantic_plugins
+
+skip_pydantic_plugins()  # before any model is built: see brain.no_plugins
 
 if TYPE_CHECKING:
     from brain.scan import WorktreeScan

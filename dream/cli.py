@@ -177,13 +177,17 @@ def entry() -> None:
     The cyclic garbage collector is off for the whole process, not only during a run (which pauses
     it, dream.run): turning it back on after a run made the next allocation collect every object
     the run left alive, 0.08 s of a nightly run on the 10k Brain, for a heap the exit drops anyway.
-    For the same short life, freed memory is kept for reuse (`_keep_freed_memory`).
+    For the same short life, freed memory is kept for reuse (`_keep_freed_memory`), and pydantic
+    looks for no plugins (brain.no_plugins).
     """
     import gc
     import os
 
+    from brain.no_plugins import skip_pydantic_plugins
+
     gc.disable()
     _keep_freed_memory()
+    skip_pydantic_plugins()
     try:
         main()
         code: object = 0
