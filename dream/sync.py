@@ -153,7 +153,7 @@ def apply_sync(
                 meanwhile, then = None, meanwhile
                 then()
 
-        new, blobs = _build_commit(repo, writes, message, base, run_dir, early, work, idents)
+        new, blobs = _build_commit(repo, writes, message, base, run_dir, idents, early, work)
         fault("after-commit-object")
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, before=before)
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
@@ -201,11 +201,11 @@ def _before_ids(root: Path, writes: dict[str, str], accounted: dict[str, set], b
 
 
 def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, run_dir: Path,
-                  early: EarlyCommit | None = None, meanwhile: Callable[[], None] = lambda: None,
-                  idents: tuple[str, str] | None = None) -> tuple[str, dict[str, str]]:
+                  idents: tuple[str, str], early: EarlyCommit | None = None,
+                  meanwhile: Callable[[], None] = lambda: None) -> tuple[str, dict[str, str]]:
     """Blobs, trees and a commit object written off to the side: nothing visible changes yet.
-    Returns the commit and each write's blob id. `idents`: the author's and committer's (`git var`),
-    when the caller asked git already.
+    Returns the commit and each write's blob id. `idents`: the author's and committer's, as
+    `git var` gives them (apply_sync asks git beside the branch name).
 
     A nightly run's few dozen files: blobs, trees and commit from one `git fast-import`
     (`_fast_commit`), which reads only the folders on the changed paths. Past FAST_COMMIT_MAX
@@ -215,7 +215,7 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     if len(writes) <= FAST_COMMIT_MAX:
-        new, blobs = _fast_commit(repo, writes, message, base, early.tree_for(writes, base) if early is not None else None, meanwhile, idents)
+        new, blobs = _fast_commit(repo, writes, message, base, idents, early.tree_for(writes, base) if early is not None else None, meanwhile)
         fault("after-blobs")
         fault("after-tree")
         return new, blobs
@@ -325,15 +325,13 @@ def _write_blobs(root: Path, writes: dict[str, str]) -> dict[str, str]:
     return blobs
 
 
-def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None,
+def _fast_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: str | None, idents: tuple[str, str],
                  early: tuple[str, dict[str, str], dict[str, str]] | None = None,
-                 meanwhile: Callable[[], None] | None = None, idents: tuple[str, str] | None = None) -> tuple[str, dict[str, str]]:
+                 meanwhile: Callable[[], None] | None = None) -> tuple[str, dict[str, str]]:
     """The commit `commit-tree` would make of `base` with `writes` applied, written by one fast-import
     on SYNC_REF; the identities and dates are git's own (`git var`), the author Dream.
     `early`: (tree, texts, blob ids) of a commit of `base` with `texts` applied (EarlyCommit.tree_for):
     the commit takes that tree whole and applies only the writes whose text differs."""
-    if idents is None:
-        idents = repo.git("var", "GIT_AUTHOR_IDENT", env=DREAM_IDENTITY).strip(), repo.git("var", "GIT_COMMITTER_IDENT").strip()
     author, committer = idents
     blobs = {}
     tree, sent, sent_blobs = early if early is not None else (None, {}, {})
