@@ -11,6 +11,7 @@ hands anything else pydantic may ask of its loader to the real one.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 
@@ -31,9 +32,18 @@ def skip_pydantic_plugins() -> None:
 
 def _real_attribute(name: str):
     """What the real loader module has under `name` (a pydantic that asks its loader for more than
-    get_plugins still gets it), loaded on first use."""
+    get_plugins still gets it)."""
     if name.startswith("__"):
         raise AttributeError(name)
+    real = _real_loader()
+    if real is None:
+        raise AttributeError(name)
+    return getattr(real, name)
+
+
+@functools.cache
+def _real_loader() -> types.ModuleType | None:
+    """pydantic's own plugin loader module, loaded (once) beside the stand-in in sys.modules."""
     import importlib.machinery
     import importlib.util
 
@@ -41,7 +51,7 @@ def _real_attribute(name: str):
 
     spec = importlib.machinery.PathFinder.find_spec(LOADER, list(pydantic.plugin.__path__))
     if spec is None or spec.loader is None:
-        raise AttributeError(name)
+        return None
     real = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(real)
-    return getattr(real, name)
+    return real

@@ -27,6 +27,8 @@ def test_models_are_built_without_importing_importlib_metadata() -> None:
         "assert tuple(loader.get_plugins()) == ()\n"
         # Anything else pydantic may ask of its loader comes from the real module.
         "assert loader.PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
+        "from brain.no_plugins import _real_loader\n"
+        "assert _real_loader() is _real_loader() and _real_loader().get_plugins is not loader.get_plugins\n"
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
