@@ -10,7 +10,7 @@ import bisect
 import hashlib
 from collections import defaultdict
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Collection, Iterable
 from weakref import WeakKeyDictionary
 
 from brain import layout
@@ -184,17 +184,20 @@ class BrainView:
     """Everything a reader needs from one tree, parsed lazily and cached."""
 
     def __init__(self, tree: Tree, focus: "Iterable[str] | None" = None, cards: "DocCards | None" = None,
-                 summaries: "Callable[[], dict[str, dict]] | None" = None) -> None:
+                 summary_lines: "Callable[[], dict[str, str]] | None" = None,
+                 clean_lines: "Callable[[str], Collection[str] | None] | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (dream's gate
         checks only what a run staged); names and resolution still see the whole tree. `cards`
         remembers index lines and names by content across views and runs (dream passes its own).
-        `summaries`: the summary card of every session summary of the tree, for a caller that
-        has them already (dream's gate: the lines it rendered sessions/index.md from, each a
-        summary's card), so summary_cards() looks none up."""
+        `summary_lines`: session id → index line of every session summary of the tree, for a
+        caller that has them already (dream's gate: the lines it rendered sessions/index.md
+        from, each a summary's card), so summary_lines() looks none up. `clean_lines`: what
+        clean_lines() answers, from a caller that knows (dream's gate)."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
         self._cards = cards
-        self._summaries = summaries
+        self._summary_lines = summary_lines
+        self._clean_lines = clean_lines
         self._sessions: dict[str, Session | None] = {}
         self._resolved: dict[str, list[str]] = {}  # casefolded name → what resolve() found
         self.session_problems: dict[str, list[SessionProblem]] = {}
@@ -337,10 +340,22 @@ class BrainView:
     def summary_cards(self, paths: Iterable[str], every: bool = False) -> dict[str, dict]:
         """summary_card() of many paths, those that parse (one loop over the cached cards);
         `every`: they are all the tree's summaries (the cache forgets others)."""
-        if self._summaries is not None:
-            known = self._summaries()
-            return {p: known[p] for p in paths if p in known}
         return self.cards.summaries(paths, self.tree, self.doc, every)
+
+    def summary_lines(self, named: dict[str, str]) -> dict[str, str]:
+        """The index line of each summary of `named` (session id → its path, a `summary_path`)
+        that parses, by session id: summary_cards()' lines, or the caller's (`summary_lines`)."""
+        if self._summary_lines is not None:
+            known = self._summary_lines()
+            return {sid: known[sid] for sid in named if sid in known}
+        cards = self.summary_cards(named.values())
+        return {sid: cards[p]["line"] for sid, p in named.items() if p in cards}
+
+    def clean_lines(self, rel: str) -> "Collection[str] | None":
+        """The lines a generated index held when the gate last found none of them holding a secret
+        or an instruction (validators.safety.LINE_RECORDS), while the file still holds them; None:
+        nobody knows (every line is scanned)."""
+        return self._clean_lines(rel) if self._clean_lines is not None else None
 
     # -- names ------------------------------------------------------------------------------
     @cached_property

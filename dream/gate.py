@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from brain import layout
@@ -59,21 +59,24 @@ class BackendJudge:
 
 
 def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None, cards: DocCards | None = None,
-             summaries: Callable[[], dict[str, dict]] | None = None) -> GateResult:
+             summary_lines: Callable[[], dict[str, str]] | None = None,
+             clean_lines: Callable[[str], Collection[str] | None] | None = None) -> GateResult:
     """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes.
 
     New or changed claims are judged once each (dream.claims); what is done with the ones not
     supported is the verifier policy: remove the claim, reject the file, keep it, or flag it.
     `cards` (the run's cache) spares the index checks parsing documents that did not change;
-    `summaries()`, the card of every summary of the staged tree as `regenerate()` last rendered
-    sessions/index.md from them, spares them looking up 10,000 (BrainView).
+    `summary_lines()`, session id → line of every summary of the staged tree as `regenerate()`
+    last rendered sessions/index.md from them, spares them looking up 10,000 (BrainView);
+    `clean_lines(path)`, the lines of a generated index found clean before, spares the X checks
+    scanning them again (validators.safety.LINE_RECORDS).
     """
     policy = policy or VerifierPolicy()
     result = GateResult()
     verified: dict[str, list[ClaimVerdict]] = {}
     for round_ in range(MAX_ROUNDS):
         written = staged.written
-        view = BrainView(staged.overlay(), focus=written, cards=cards, summaries=summaries)
+        view = BrainView(staged.overlay(), focus=written, cards=cards, summary_lines=summary_lines, clean_lines=clean_lines)
         # The first round judges (nearly) every staged file: a pure backend's verdicts are worked
         # out by a forked process while this one runs the validators. Both need every staged
         # document parsed: that is done first, here, so the child inherits it.
@@ -137,7 +140,7 @@ def run_gate(staged, backend: ModelBackend, regenerate, policy: VerifierPolicy |
                     staged.drop(note)
                 _unlink_everywhere(staged, slug)
         regenerate()
-    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards, summaries=summaries), ignore=NOT_ON_STAGED)
+    result.findings = [f for f in run_checks(BrainView(staged.overlay(), focus=staged.written, cards=cards, summary_lines=summary_lines, clean_lines=clean_lines), ignore=NOT_ON_STAGED)
                        if f.path in staged.written]
     return result
 

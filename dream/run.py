@@ -17,6 +17,7 @@ from brain.render import render_knowledge_index_lines, session_index_line
 from brain.repo import BrainRepo, blob_id
 from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, HeadFacts, WorktreeScan, head_facts, index_size
 from brain.page import Page
+from brain.doccache import code_fingerprint
 from brain.forked import run_forked
 from brain.listing import Watch, fork_walk, refresh
 from brain.tree import DirTree, MemTree
@@ -38,6 +39,7 @@ from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, parse_state, shard_problem
 from dream.timing import PhaseClock
+from validators.safety import LINE_RECORDS
 from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
@@ -214,7 +216,12 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         early = _early_commit(settings, staged, head, live, on=early)
         fault("after-staging")
         clock.mark("gate")
-        gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summaries=lambda: _summary_cards(comp))
+        cleaned = _clean_record(cache)
+        gate = run_gate(staged, backend, regenerate, settings.verifier, cards=comp.cache, summary_lines=lambda: _summary_lines(comp),
+                        clean_lines=_clean_lines(live, cleaned))
+        # The generated indexes as the gate scanned them, and whether it found them clean
+        scanned = {rel: staged.read(rel) for rel in LINE_RECORDS if staged.has(rel)}
+        flagged = {f.path for f in gate.findings if f.code.startswith("X")}
         fault("after-gate")
         report.claims_removed = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.removed]
         report.claims_flagged = [f"{v.path}: {v.claim} ({v.label}: {v.reason})" for v in gate.flagged]
@@ -287,6 +294,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                     if snapshots.get(RAW_SNAPSHOT) is not None:
                         cache.keep_file(RAW_SNAPSHOT, snapshots[RAW_SNAPSHOT])
                     cache.keep_file(INDEX_SNAPSHOT, snapshots.get(INDEX_SNAPSHOT))
+                    cache.keep_file(CLEAN_RECORD, _clean_record_data(cache, cleaned, scanned, flagged, sync.writes))
                 if result.commit and head and not result.rebased:
                     before, after = facts.folders, trees[-1]() if trees else repo.folder_trees(result.commit)
                     if before is not None and after is not None:
@@ -309,6 +317,53 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     finally:
         if early is not None:
             early.discard()
+
+
+#: The cache file naming, per generated index, the blob of it a gate scanned line by line and
+#: found clean (validators.safety.LINE_RECORDS): a line `version <code>`, then `path TAB blob id`.
+CLEAN_RECORD = "clean-lines.txt"
+
+
+def _clean_version(cache: DocCache) -> str:
+    """The record holds for the code that scanned: the validators' patterns too, not only the cards'."""
+    return f"{cache.version} {code_fingerprint('validators')}"
+
+
+def _clean_record(cache: DocCache) -> dict[str, str]:
+    """path → blob id of a generated index found clean, as the last runs left them (this code's)."""
+    lines = (cache.read_file(CLEAN_RECORD) or b"").decode("utf-8", errors="replace").split("\n")
+    if lines[0] != f"version {_clean_version(cache)}":
+        return {}
+    return dict(entry for line in lines[1:] if len(entry := line.split("\t")) == 2)
+
+
+def _clean_lines(live: DirTree, record: dict[str, str]):
+    """BrainView's clean_lines for the gate: the lines of a generated index as the working tree
+    holds it, when those bytes are the blob the record names (found clean by an earlier gate)."""
+    found: dict[str, frozenset[str] | None] = {}
+
+    def clean_lines(rel: str) -> frozenset[str] | None:
+        if rel not in found:
+            raw = live.read_bytes(rel) if rel in record and live.exists(rel) else None
+            found[rel] = frozenset(raw.decode("utf-8", errors="replace").split("\n")) if raw is not None and blob_id(raw) == record[rel] else None
+        return found[rel]
+
+    return clean_lines
+
+
+def _clean_record_data(cache: DocCache, record: dict[str, str], scanned: dict[str, str], flagged: set[str],
+                       writes: dict[str, str]) -> bytes:
+    """The record after a run landed `writes`: a generated index the gate scanned with no X finding
+    and that landed as scanned (the last regenerate can change knowledge/log.md's figures) is named
+    by its new blob; the other entries stay (a blob found clean stays clean: the next run compares
+    it with the file)."""
+    files = dict(record)
+    for rel, text in scanned.items():
+        if rel in writes:
+            files.pop(rel, None)
+            if rel not in flagged and writes[rel] == text:
+                files[rel] = blob_id(text.encode("utf-8"))
+    return "".join([f"version {_clean_version(cache)}\n"] + [f"{rel}\t{blob}\n" for rel, blob in sorted(files.items())]).encode("utf-8")
 
 
 #: The cache file of what a run knew of sessions/raw/ (dream.phases.orient.RawSnapshot).
@@ -466,10 +521,10 @@ def _index_texts(comp: Compilation) -> tuple[str, str]:
     return texts
 
 
-def _summary_cards(comp: Compilation) -> dict[str, dict]:
-    """The card ({'started', 'line'}) of each summary of the staged tree over the live one, from the
-    lines sessions/index.md was last rendered from (`_index_texts`)."""
-    return {layout.summary_path(sid): {"started": started, "line": line} for sid, (started, line) in comp.index_lines.entries().items()}
+def _summary_lines(comp: Compilation) -> dict[str, str]:
+    """Session id → index line of each summary of the staged tree over the live one: the lines
+    sessions/index.md was last rendered from (`_index_texts`)."""
+    return comp.index_lines.lines_by_id()
 
 
 def _index_entries(comp: Compilation, staged: tuple[dict, dict] | None = None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:

@@ -42,6 +42,10 @@ class IndexLines:
             out[session_id] = (started, line)
         return out
 
+    def lines_by_id(self) -> dict[str, str]:
+        """session id → line."""
+        return {key[key.index("\0") + 1:]: line for key, line in zip(self.keys, self.lines)}
+
     def copy(self) -> "IndexLines":
         return IndexLines(list(self.keys), list(self.lines))
 

@@ -33,6 +33,15 @@ unexpected error is reported as one E000 finding (path `.`, line 0) and the othe
 
 Quoted material: text inside a blockquote callout that starts with `> [!untrusted]` is quoted
 and flagged, so X002/X003 skip it; X001 (secrets) and X004/X005 (invisible characters) never do.
+The generated indexes (`knowledge/index.md`, `knowledge/log.md`, `sessions/index.md`) are one-line
+records, and the X checks scan them line by line: each line is made from one document, which is
+scanned whole in its own file, or from a run's figures. A phrase split across two index lines is
+therefore not looked for. An index that holds `-----BEGIN`, `<!--` or `[!` (a private key block, an
+HTML comment, a callout: constructs that span lines) is scanned whole, like any other file. Dream's
+gate does not scan again a line the index held when an earlier gate found it clean: it keeps the
+blob id of each index it scanned with no X finding that landed as scanned
+(`.dream/cache/cards/clean-lines.txt`, valid for the code that wrote it), and takes the lines of
+the index as the working tree holds it only while those bytes are that blob.
 The text helpers behind the X checks are reusable: `validators.safety.secret_spans`,
 `redact_secrets`, `injection_spans` and `strip_invisible`.
 """

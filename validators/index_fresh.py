@@ -57,8 +57,7 @@ def _indexes(view: BrainView) -> list[_Index]:
         # Every document below the folder is a summary (a `<folder>/<id>.md`): its id is the rest.
         cut = len(layout.SESSIONS_SUMMARIES) + 1
         summaries = {f[cut:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/")}
-        cards = view.summary_cards(summaries.values())
-        summary_lines = {name: cards[p]["line"] for name, p in summaries.items() if p in cards}
+        summary_lines = view.summary_lines(summaries)
         out = []
         for path, what, docs, lines in (
             (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),

@@ -64,12 +64,13 @@ def test_a_nightly_index_is_the_index_of_every_summary(compiled_copy: Path, tmp_
     # be the cards parsing every summary of the staged tree gives.
     gated, real_gate = [], run_module.run_gate
 
-    def gate(staged, *args, summaries=None, **kwargs):
+    def gate(staged, *args, summary_lines=None, **kwargs):
         tree = staged.overlay()
         paths = [p for p in tree.files() if layout.is_summary_path(p)]
-        assert paths and summaries() == BrainView(tree).summary_cards(paths)
+        cards = BrainView(tree).summary_cards(paths)
+        assert paths and summary_lines() == {p[len("sessions/summaries/"):-3]: c["line"] for p, c in cards.items()}
         gated.append(len(paths))
-        return real_gate(staged, *args, summaries=summaries, **kwargs)
+        return real_gate(staged, *args, summary_lines=summary_lines, **kwargs)
 
     monkeypatch.setattr(run_module, "run_gate", gate)
     _tea(compiled_copy, "2026-07-20-tea", "2026-07-20")
@@ -119,3 +120,37 @@ def test_a_summary_git_is_told_to_assume_unchanged_is_not_vouched_for(compiled_c
     index = (compiled_copy / "sessions/index.md").read_text(encoding="utf-8")
     assert "Renamed" in index
     assert index == (cold / "sessions/index.md").read_text(encoding="utf-8")
+
+
+def test_the_gate_does_not_scan_again_index_lines_an_earlier_gate_found_clean(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch):
+    import dream.run as run_module
+    from brain.repo import blob_id
+
+    seen = []
+    real_gate = run_module.run_gate
+
+    def gate(staged, *args, clean_lines=None, **kwargs):
+        seen.append(clean_lines(layout.SESSIONS_INDEX))
+        return real_gate(staged, *args, clean_lines=clean_lines, **kwargs)
+
+    monkeypatch.setattr(run_module, "run_gate", gate)
+    _tea(compiled_copy, "2026-07-20-tea", "2026-07-20")
+    dream(compiled_copy, "2026-07-21T02:00:00Z")
+    index = (compiled_copy / layout.SESSIONS_INDEX).read_bytes()
+    record = (compiled_copy / CACHE / run_module.CLEAN_RECORD).read_text(encoding="utf-8").splitlines()
+    assert record[0].startswith("version ") and f"{layout.SESSIONS_INDEX}\t{blob_id(index)}" in record
+    assert not any(line.startswith(layout.KNOWLEDGE_LOG) for line in record)  # its figures are written after the gate
+    _tea(compiled_copy, "2026-07-22-tea", "2026-07-22")
+    dream(compiled_copy, "2026-07-23T02:00:00Z")
+    assert seen[-1] == frozenset(index.decode("utf-8").split("\n"))
+    # Edited by hand since: no line of it is taken as clean.
+    (compiled_copy / layout.SESSIONS_INDEX).write_bytes((compiled_copy / layout.SESSIONS_INDEX).read_bytes() + b"- by hand\n")
+    _tea(compiled_copy, "2026-07-24-tea", "2026-07-24")
+    dream(compiled_copy, "2026-07-25T02:00:00Z")
+    assert seen[-1] is None
+    # Other validators' code: the record is not taken either.
+    path = compiled_copy / CACHE / run_module.CLEAN_RECORD
+    path.write_text(path.read_text(encoding="utf-8").replace("\n", "-other\n", 1), encoding="utf-8")
+    _tea(compiled_copy, "2026-07-26-tea", "2026-07-26")
+    dream(compiled_copy, "2026-07-27T02:00:00Z")
+    assert seen[-1] is None
