@@ -302,7 +302,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         finally:
             if not settings.dry_run:  # a dry run leaves only its run folder
                 comp.save_digests(landed)
-                comp.cache.save(background=True)  # written while the report is; a full compile's are thousands of files
+                comp.cache.save(background=True)  # a full compile's thousands of files are written while the report is
             if result is not None:
                 result.finish()
         _shard_problems(report, state)

@@ -143,12 +143,13 @@ def apply_sync(
     accounted = {rel: {plan.based_on[rel]} for rel in writes if rel in plan.based_on}
     for _ in range(5):
         before: dict[str, str | None] = {}
+        read: dict[str, tuple[bytes, str]] = {}  # what _before_ids read and hashed, for the swap
 
-        def work(writes: dict[str, str] = writes, before: dict[str, str | None] = before) -> None:
+        def work(writes: dict[str, str] = writes, before: dict[str, str | None] = before, read: dict = read) -> None:
             """While git writes the commit: what each file holds now (the journal's "before"), and
             the caller's work (the first time)."""
             nonlocal meanwhile
-            before.update(_before_ids(root, writes, accounted, plan.based_on))
+            before.update(_before_ids(root, writes, accounted, plan.based_on, read))
             if meanwhile is not None:
                 meanwhile, then = None, meanwhile
                 then()
@@ -179,21 +180,25 @@ def apply_sync(
             landed(new)
         folder, texts = staged or (None, {})
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
-        update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index)
+        update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index, read=read)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased, index_update=None if wait_index else update)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
-def _before_ids(root: Path, writes: dict[str, str], accounted: dict[str, set], based_on: dict[str, str | None]) -> dict[str, str | None]:
+def _before_ids(root: Path, writes: dict[str, str], accounted: dict[str, set], based_on: dict[str, str | None],
+                read: dict[str, tuple[bytes, str]] | None = None) -> dict[str, str | None]:
     """The blob id of what each file to write holds now (None: no file), for the journal; a file
     holding a text the plan did not account for (an edit saved since) counts as the text planned
-    on, so the swap leaves the owner's edit alone."""
+    on, so the swap leaves the owner's edit alone. `read`: gets (bytes, blob id) of each file whose
+    "before" is what it holds (the swap then need not hash those bytes again)."""
     before: dict[str, str | None] = {}
     for rel in sorted(writes):
         raw = _read_bytes(root / rel)
         known = accounted.get(rel)
         if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
             before[rel] = blob_id(raw) if raw is not None else None
+            if raw is not None and read is not None:
+                read[rel] = (raw, before[rel])
         else:
             was = based_on[rel]
             before[rel] = blob_id(was.encode("utf-8")) if was is not None else None
@@ -563,7 +568,7 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
 
 def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None,
                     copies: dict[str, Path] | None = None, target_ids: dict[str, str] | None = None,
-                    wait: bool = True) -> "IndexUpdate":
+                    wait: bool = True, read: dict[str, tuple[bytes, str]] | None = None) -> "IndexUpdate":
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
@@ -573,8 +578,9 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     copy, which costs a fifth of writing it (a full compile creates one file per note). `target_ids`:
     the blob id of each target where the caller knows it (not hashed again: state.json is megabytes).
     `wait=False`: returns with git's index update still running (IndexUpdate.wait() ends it).
+    `read`: path → (bytes, blob id) of files hashed moments ago (apply_sync's journal "before").
     """
-    copies, target_ids = copies or {}, target_ids or {}
+    copies, target_ids, read = copies or {}, target_ids or {}, read or {}
     repo = BrainRepo(root)
     files = journal.before_ids()
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
@@ -586,7 +592,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     try:
         for i, (rel, before) in enumerate(sorted(files.items())):
             target = targets.get(rel)
-            if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel)):
+            if target is not None and _swap_if_unchanged(Path(root) / rel, target, before, made, copies.get(rel), read.get(rel)):
                 done.append(rel)
             if i == len(files) // 2:
                 fault("mid-worktree")
@@ -652,27 +658,31 @@ class IndexUpdate:
 SyncResult.model_rebuild()
 
 
-def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path], copy: Path | None = None) -> bool:
+def _swap_if_unchanged(path: Path, target: str, before: str | None, made: set[Path], copy: Path | None = None,
+                       read: tuple[bytes, str] | None = None) -> bool:
     """Put `target` at `path` when the file still holds the bytes of blob `before` (None: no file), or
     `target`; True when it holds `target` now.
 
-    The owner may be saving the file at this very moment. The new text is written aside first, the
+    The owner may be saving the file at this very moment. The new text is put aside first, the
     file is checked right before the rename, and the old file is kept open across it: bytes the
-    owner wrote into it meanwhile are seen after the rename and put back, as their change. A new
-    file is linked from `copy` (which holds `target`) when there is one: a link never replaces a
-    file the owner created meanwhile.
+    owner wrote into it meanwhile are seen after the rename and put back, as their change. `copy`,
+    a file holding `target` (the staged one), is linked rather than written again: at `path` when
+    the file is new (a link never replaces a file the owner created meanwhile), else aside.
+    `read`: (bytes, their blob id) as read moments ago: the same bytes now are not hashed again.
     """
     data = target.encode("utf-8")
     current = _read_bytes(path)
     if current == data:
         return True
-    if (blob_id(current) if current is not None else None) != before:
+    held = read[1] if read is not None and current == read[0] else (blob_id(current) if current is not None else None)
+    if held != before:
         return False
     if before is None and copy is not None:
         linked = _link_new(copy, path, made)
         if linked is not None:
             return linked or _read_bytes(path) == data  # not linked: a file the owner created meanwhile
-    tmp = _write_aside(path, data, made)
+    tmp = _link_aside(path, copy, made) if copy is not None else None
+    tmp = tmp or _write_aside(path, data, made)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -707,6 +717,19 @@ def _link_new(copy: Path, path: Path, made: set[Path]) -> bool | None:
     except OSError:
         return None
     return True
+
+
+def _link_aside(path: Path, copy: Path, made: set[Path]) -> Path | None:
+    """`copy` hard-linked next to `path`, ready to be renamed over it; None when links do not work
+    here (the caller writes the bytes instead)."""
+    _make_folder(path, made)
+    tmp = path.with_name(f".{path.name}.dream-tmp")
+    tmp.unlink(missing_ok=True)  # one a killed run left
+    try:
+        os.link(copy, tmp)
+    except OSError:
+        return None
+    return tmp
 
 
 def _make_folder(path: Path, made: set[Path]) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from nadia_runs import add_session, copy_brain, dream, files_of, git
 
+from brain import doccache
 from brain.doccache import DocCards
 from brain.repo import BrainRepo, blob_id, worktree_keys
 from brain.scan import WorktreeScan
@@ -487,14 +488,28 @@ def test_a_background_save_writes_what_a_save_here_writes(tmp_path: Path):
     assert len(saved["here"]) > 1 and not any(name.endswith(".tmp") for name in saved["here"])
 
 
-def test_a_background_save_that_fails_costs_only_the_cache(tmp_path: Path):
+def test_a_small_background_save_is_written_here_at_once(tmp_path: Path, monkeypatch):
+    # A nightly run's few dozen files: forking the run's large process would cost more than writing them.
+    monkeypatch.setattr(doccache, "run_forked", lambda fn: pytest.fail("a small save forked a writer"))
+    cards = DocCards(tmp_path / "cards")
+    for i in range(3):
+        cards.remember(f"notes/owner/fact-{i}.md", b"x", {"n": i})
+    cards.keep_file("snapshot.bin", b"kept")
+    cards.save(background=True)
+    assert (tmp_path / "cards" / "snapshot.bin").read_bytes() == b"kept"
+    assert DocCards(tmp_path / "cards").get("notes/owner/fact-2.md") is not None
+
+
+@pytest.mark.parametrize("notes", [1, doccache.BACKGROUND_MIN_FILES * 2], ids=["here", "forked"])
+def test_a_background_save_that_fails_costs_only_the_cache(tmp_path: Path, notes: int):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     cards = DocCards(blocked / "cards")  # cannot be made: the writer fails
-    cards.remember("notes/owner/a.md", b"a", {"n": 1})
+    for i in range(notes):
+        cards.remember(f"notes/owner/a{i}.md", b"a", {"n": 1})
     cards.save(background=True)
     cards.wait()  # returns; nothing is raised here
-    assert DocCards(blocked / "cards").get("notes/owner/a.md") is None
+    assert DocCards(blocked / "cards").get("notes/owner/a0.md") is None
     with pytest.raises(OSError):
         cards.remember("notes/owner/b.md", b"b", {"n": 2})
         cards.save()  # a save here still says why

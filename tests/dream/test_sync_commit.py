@@ -138,6 +138,44 @@ def test_an_owner_save_during_the_swap_is_put_back(tmp_path: Path, monkeypatch) 
     assert not list(page.parent.glob(".*dream-tmp"))
 
 
+def test_a_swap_from_the_staged_copy_keeps_the_owner_save_and_the_copy(tmp_path: Path, monkeypatch) -> None:
+    """The staged copy is linked aside and renamed over the file: an owner save in the instant
+    before the rename still wins, and the copy (the run's record) keeps Dream's text."""
+    import os
+
+    from dream import sync
+
+    page, copy = tmp_path / "knowledge" / "page.md", tmp_path / "staged.md"
+    page.parent.mkdir()
+    page.write_text("before\n", encoding="utf-8")
+    copy.write_text("dream\n", encoding="utf-8")
+    (page.parent / ".page.md.dream-tmp").write_text("left by a killed run\n", encoding="utf-8")
+    real_replace, saved = os.replace, []
+
+    def owner_saves_first(src, dst):
+        if Path(dst) == page and not saved:
+            saved.append(True)
+            with open(page, "a", encoding="utf-8") as fh:
+                fh.write("owner line\n")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(sync.os, "replace", owner_saves_first)
+    assert sync._swap_if_unchanged(page, "dream\n", _id("before\n"), set(), copy) is False
+    assert page.read_text(encoding="utf-8") == "before\nowner line\n"
+    assert copy.read_text(encoding="utf-8") == "dream\n" and not page.samefile(copy)
+    monkeypatch.setattr(sync.os, "replace", real_replace)
+
+    # What the journal's "before" read: the same bytes are not hashed again, other bytes are.
+    read = (b"before\nowner line\n", _id("before\nowner line\n"))
+    assert sync._swap_if_unchanged(page, "dream\n", _id("before\nowner line\n"), set(), copy, read) is True
+    assert page.samefile(copy) and page.read_text(encoding="utf-8") == "dream\n"
+    page.unlink()
+    page.write_text("mine\n", encoding="utf-8")  # saved after the journal read the file
+    assert sync._swap_if_unchanged(page, "dream 2\n", _id("dream\n"), set(), copy, (b"dream\n", _id("dream\n"))) is False
+    assert page.read_text(encoding="utf-8") == "mine\n"
+    assert not list(page.parent.glob(".*dream-tmp"))
+
+
 def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> None:
     """Dream merges the live text when it plans the sync; building the commit then takes a while. A
     save made meanwhile is not in Dream's text, so the file is left as the owner has it."""
@@ -168,7 +206,7 @@ def test_the_blobs_of_a_small_commit_stay_in_one_pack(tmp_path: Path, commit_pat
     git(root, "fsck", "--no-progress")
 
 
-def test_a_new_file_is_linked_from_the_staged_folder_and_a_merged_one_is_written(tmp_path: Path) -> None:
+def test_a_staged_file_is_linked_from_the_staged_folder_and_a_merged_one_is_written(tmp_path: Path) -> None:
     root, base = _brain(tmp_path)
     folder = root / ".dream/runs/r1/staged"
     staged = {"notes/ada/a.md": "a\n", "notes/ada/b.md": "b as staged\n", "knowledge/index.md": "# Index\n\n- [[ada]]\n"}
@@ -181,7 +219,8 @@ def test_a_new_file_is_linked_from_the_staged_folder_and_a_merged_one_is_written
     apply_sync(root, plan, "m\n", "r1", base, root / ".dream/runs/r1", staged=(folder, staged))
     assert (root / "notes/ada/a.md").samefile(folder / "notes/ada/a.md")
     assert not (root / "notes/ada/b.md").samefile(folder / "notes/ada/b.md")
-    assert not (root / "knowledge/index.md").samefile(folder / "knowledge/index.md")  # it existed: swapped, not linked
+    # It existed: the staged copy is linked aside and renamed over it (the swap's checks still hold).
+    assert (root / "knowledge/index.md").samefile(folder / "knowledge/index.md")
     for rel, text in writes.items():
         assert (root / rel).read_text(encoding="utf-8") == text
     assert git(root, "status", "--porcelain", "--untracked-files=no") == ""
