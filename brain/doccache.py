@@ -229,18 +229,20 @@ class DocCards:
         self.wait()
         names, self._dirty = sorted(self._dirty), set()
         files, self._files = self._files, {}
+        shards = {self._file(name).name: {"version": self.version, "shard": name, "entries": self._shards[name]} for name in names}
+        job: SaveJob = (self.folder, appends, files, shards)
         if background and len(names) + len(files) + len(appends) >= BACKGROUND_MIN_FILES:
             # The child holds no descriptor of the parent's (the run lock) and leaves without cleanup.
-            self._saver = run_forked(lambda: self._write(names, files, appends) or True)
+            self._saver = run_forked(lambda: write_save(job) or True)
             if self._saver is not None:
                 return
         elif background:
             try:
-                self._write(names, files, appends)
+                write_save(job)
             except OSError:  # as in the child: only a cache miss for the next run
                 pass
             return
-        self._write(names, files, appends)
+        write_save(job)
 
     def wait(self) -> None:
         """Wait for a background save to finish (whatever its outcome)."""
@@ -248,28 +250,36 @@ class DocCards:
         if saver is not None:
             saver.result()
 
-    def _write(self, names: list[str], files: dict[str, bytes | None] | None = None, appends: dict[str, bytes] | None = None) -> None:
-        assert self.folder is not None
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for name, data in sorted((appends or {}).items()):
-            # A LineStore's batch: a torn append fails its trailer's check and is ignored when read.
-            with open(self.folder / name, "ab") as f:
-                f.write(data)
-        for name, data in sorted((files or {}).items()):
-            path = self.folder / name
-            if data is None:
-                path.unlink(missing_ok=True)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
-        for name in names:
-            data = {"version": self.version, "shard": name, "entries": dict(sorted(self._shards[name].items()))}
-            path = self._file(name)
-            tmp = path.with_name(path.name + ".tmp")
-            tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, path)
+
+#: What a DocCards save writes, under a folder: LineStore batches to append (name → bytes), files
+#: to write whole (name → bytes; None: remove it), and card shards (file name → its JSON object,
+#: dumped by the writer).
+SaveJob = tuple[Path, dict[str, bytes], dict[str, "bytes | None"], dict[str, dict]]
+
+
+def write_save(job: SaveJob) -> None:
+    """Write what a DocCards save hands over (temp file + rename each); OSError as it comes."""
+    folder, appends, files, shards = job
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in sorted(appends.items()):
+        # A LineStore's batch: a torn append fails its trailer's check and is ignored when read.
+        with open(folder / name, "ab") as f:
+            f.write(data)
+    for name, data in sorted(files.items()):
+        path = folder / name
+        if data is None:
+            path.unlink(missing_ok=True)
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    for name, shard in shards.items():
+        data = {**shard, "entries": dict(sorted(shard["entries"].items()))}
+        path = folder / name
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 #: A background save (DocCards.save) of fewer files than this is written in the caller's process.

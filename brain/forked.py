@@ -93,6 +93,149 @@ def run_forked(fn: Callable[[], T | None]) -> Forked[T] | None:
     return Forked(pid, read_end, file=file is not None)
 
 
+class Helper(Generic[T]):
+    """A forked process that works out one result, as run_forked's child does (`result()`), then
+    stays and does what it is sent, in order (`send(message)`: `serve(message)` there), until
+    `close()`, which waits for it to finish. For work late in a large run that a small process
+    forked early can do: forking the run's process then (100 MB on the 10k Brain) costs more than
+    the work (its page tables, the copy-on-write faults of both, reaping it).
+
+    Messages go pickled through a pipe; the child inherited `serve` itself. A message `serve` fails
+    on is skipped (its work is only ever a cache's); close() says whether every message was done."""
+
+    def __init__(self, pid: int, ready: int, commands: int, file: int | None) -> None:
+        self.pid, self._ready, self._commands, self._file = pid, ready, commands, file
+        self._got = False
+
+    def result(self) -> T | None:
+        """The child's first result, or None when it failed (then do the work here, as usual)."""
+        if self._got or self.pid == 0:
+            return None
+        self._got = True
+        try:
+            head = _read_exactly(self._ready, _FRAME.size)
+            if head is None:
+                return None
+            size = _FRAME.unpack(head)[0]
+            data = _read_all(self._file) if self._file is not None else _read_exactly(self._ready, size)
+            if not data or len(data) != size:
+                return None
+            return pickle.loads(data)
+        except Exception:  # noqa: BLE001 - a torn result is a failed child: the caller redoes the work
+            return None
+        finally:
+            if self._file is not None:
+                os.close(self._file)
+                self._file = None
+
+    def send(self, message: object) -> bool:
+        """Have the child `serve(message)` (after what was sent before); False when it is gone."""
+        if self.pid == 0 or self._commands < 0:
+            return False
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            view = memoryview(_FRAME.pack(len(data)) + data)
+            while view:
+                view = view[os.write(self._commands, view):]
+        except OSError:  # the child has gone (EPIPE)
+            return False
+        return True
+
+    def close(self) -> bool:
+        """Wait for the child to do what it was sent and leave; True when it did all of it."""
+        if self.pid == 0:
+            return False
+        pid, self.pid = self.pid, 0
+        self._close_fds()
+        _, status = os.waitpid(pid, 0)
+        return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+    def discard(self) -> None:
+        """Stop the child (nothing it would do is needed any more)."""
+        if self.pid:
+            pid, self.pid = self.pid, 0
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._close_fds()
+            os.waitpid(pid, 0)
+
+    def _close_fds(self) -> None:
+        for fd in (self._commands, self._ready, self._file):
+            if fd is not None and fd >= 0:
+                os.close(fd)
+        self._commands = self._ready = -1
+        self._file = None
+
+
+def start_helper(first: Callable[[], T | None], serve: Callable[[object], None]) -> Helper[T] | None:
+    """A Helper working out `first()`, then serving messages; None where this system cannot fork.
+    `first` returning None counts as a failure (result() is None); the child still serves."""
+    if not hasattr(os, "fork"):
+        return None
+    file = memory_file("dream-helper")
+    ready_r, ready_w = os.pipe()
+    commands_r, commands_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: work, say so, serve until the parent closes the pipe, exit without cleanup
+        code = 1
+        try:
+            keep = {ready_w, commands_r} | ({file} if file is not None else set())
+            for fd in range(3, max(keep)):
+                if fd not in keep:
+                    try:
+                        os.close(fd)
+                    except OSError:
+                        pass
+            os.closerange(max(keep) + 1, os.sysconf("SC_OPEN_MAX"))
+            gc.disable()  # collections would only copy the parent's pages
+            out = first()
+            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL) if out is not None else b""
+            try:
+                if file is not None:
+                    _write_all(file, data)
+                    _write_all(ready_w, _FRAME.pack(len(data)))
+                else:
+                    _write_all(ready_w, _FRAME.pack(len(data)) + data)
+            except OSError:  # the parent closed its end: it does not want the result, only the messages
+                pass
+            os.close(ready_w)
+            code = 0
+            while (head := _read_exactly(commands_r, _FRAME.size)) is not None:
+                body = _read_exactly(commands_r, _FRAME.unpack(head)[0])
+                if body is None:
+                    code = 1  # a torn message: the parent died while sending
+                    break
+                try:
+                    serve(pickle.loads(body))
+                except Exception:  # noqa: BLE001 - skipped; close() reports it
+                    code = 1
+        finally:
+            os._exit(code)
+    os.close(ready_w)
+    os.close(commands_r)
+    return Helper(pid, ready_r, commands_w, file)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    """`n` bytes from the pipe `fd`, or None at its end before them."""
+    parts, left = [], n
+    while left:
+        chunk = os.read(fd, left)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
 def memory_file(name: str) -> int | None:
     """The descriptor of a new anonymous file in memory (Linux's memfd_create; not inherited by
     programs this process runs), None where there is none: a child's result, git's output."""

@@ -42,12 +42,13 @@ class WorktreeScan:
         ("git", "ls-tree", "-z", "HEAD", "--", *_FOLDERS),
     )
 
-    def __init__(self, root: Path, walk: bool = False, head: bool = False) -> None:
+    def __init__(self, root: Path, walk: bool = False, head: bool = False, serve: bool = False) -> None:
         """`walk`: in a large Brain (WALK_AHEAD_MIN_INDEX), also list every file in a forked process
         (brain.listing.walk_cached: the folders changed since the listing was last kept are read),
         `walker`: `dream run` starts both before it imports the compiler, so the second core does the
         walk while the first imports (the run would otherwise wait for it). `head`: also ask git
-        what a run needs of the commit it starts from (`head_facts()`), in a thread meanwhile."""
+        what a run needs of the commit it starts from (`head_facts()`), in a thread meanwhile.
+        `serve`: the walking process stays for the run's last writes (brain.listing.ForkedWalk)."""
         root = self.root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []
@@ -59,7 +60,7 @@ class WorktreeScan:
         if walk and index_size(root) >= WALK_AHEAD_MIN_INDEX:
             from brain.listing import fork_walk
 
-            self.walker = fork_walk(root)
+            self.walker = fork_walk(root, serve=serve)
         if head:  # started after the fork above: a process is never forked while the thread runs
             got: list = []
             thread = threading.Thread(target=lambda: got.append(head_facts(root)), name="head-facts", daemon=True)

@@ -88,7 +88,7 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     from brain.scan import WorktreeScan
 
     root = _brain_root(brain)
-    scan = WorktreeScan(root, walk=True, head=True)  # git stats every file, a child lists them, while the modules below are imported
+    scan = WorktreeScan(root, walk=True, head=True, serve=True)  # git stats every file, a child lists them, while the modules below are imported
     try:
         from dream.backends import get_backend
         from dream.run import run

@@ -19,7 +19,7 @@ from brain.scan import WALK_AHEAD_MIN_INDEX, GitKeys, HeadFacts, WorktreeScan, h
 from brain.page import Page
 from brain.doccache import code_fingerprint
 from brain.forked import run_forked
-from brain.listing import Watch, fork_walk, refresh
+from brain.listing import ForkedWalk, Watch, fork_walk, refresh
 from brain.tree import DirTree, MemTree
 from brain.view import BrainView, doc_kind, parse_cached
 from dream.ahead import prepare, prepare_ahead
@@ -86,7 +86,6 @@ def _gc_paused():
 
 def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock, scan: WorktreeScan | None) -> RunReport:
     root = settings.root
-    repo = BrainRepo(root)
     recovered = recover(root)  # finish (or discard) what a killed run left
     if recovered is not None and scan is not None:
         scan.close()  # it may have looked at the files before the killed run's were finished
@@ -95,25 +94,36 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     scan = scan or WorktreeScan(root)
     # The walk of every file (50 ms on the 10k Brain) is done by a forked process on the other core,
     # started with the scan (`dream run` does it before its imports) or here, while this one reads
-    # git's scan and the state; a failed child leaves DirTree to walk here.
+    # git's scan and the state; a failed child leaves DirTree to walk here. It stays to keep the
+    # listing at the run's end: forked while this process was small, it costs less than a fork then.
     walker = scan.take_walker()
     if walker is None and index_size(root) >= WALK_AHEAD_MIN_INDEX:
-        walker = fork_walk(root)
+        walker = fork_walk(root, serve=True)
     try:
-        keys = scan.keys()
-        live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
-        cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
-        view = BrainView(live, cards=cache)
-        snapshot = _raw_snapshot(cache, keys)  # given, it vouches that state.json is a render of this code's
-        state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
-        raw = raw_sessions(live, keys.entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
-                           keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
-                           lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
-        files, problems = raw.files, raw.problems
+        return _run_walked(settings, backend, clock, scan, walker, recovered)
     except BaseException:
-        if walker is not None:  # a run stopped before the listing was read (a newer state.json): no child left blocked
+        if walker is not None:  # stopped early: nothing it would still do is needed
             walker.discard()
         raise
+    finally:
+        if walker is not None:
+            walker.close()  # the next run (after the lock) finds the listing this one kept
+
+
+def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock, scan: WorktreeScan, walker: ForkedWalk | None,
+                recovered: str | None) -> RunReport:
+    root = settings.root
+    repo = BrainRepo(root)
+    keys = scan.keys()
+    live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
+    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
+    view = BrainView(live, cards=cache)
+    snapshot = _raw_snapshot(cache, keys)  # given, it vouches that state.json is a render of this code's
+    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
+    raw = raw_sessions(live, keys.entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
+                       keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
+                       lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
+    files, problems = raw.files, raw.problems
     state_problem = "; ".join(p for p in (recovered, state_problem) if p) or None
     plan = plan_sessions(files, state, settings.max_sessions)
     run_id = settings.make_run_id([f"{p.id}:{p.hash}" for p in plan.pending])
@@ -284,7 +294,8 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                                         landed=lambda commit: trees.append(repo.folder_trees_later(commit)))
                     if result.commit and watch is not None and watch.active:  # the listing kept for the next run, with this run's files
                         vouched = watch.vouched(sync.writes)
-                        relister = run_forked(lambda: refresh(root, kept, vouched) or True)
+                        if not walker.refresh(vouched):  # the walker keeps it, else a process forked now
+                            relister = run_forked(lambda: refresh(root, kept, vouched) or True)
                 finally:
                     if watch is not None:
                         watch.stop()  # closed at the end: closing it now would wait on the kernel

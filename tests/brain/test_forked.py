@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 
-from brain.forked import Shared, fork_map, run_forked
+from brain.forked import Shared, fork_map, run_forked, start_helper
 
 
 def test_the_child_result_comes_back() -> None:
@@ -121,3 +121,68 @@ def test_the_streaming_child_holds_no_descriptor_of_the_parent(tmp_path) -> None
         stream = fork_map(open_in_child, [0])
         assert stream.next() is False
         stream.discard()
+
+
+# -- Helper: one result, then the messages it is sent, in order ------------------------------------
+
+def test_a_helper_gives_its_result_then_does_what_it_is_sent_in_order(tmp_path) -> None:
+    log = tmp_path / "log.txt"
+
+    def serve(message) -> None:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{message}\n")
+
+    helper = start_helper(lambda: {"listed": 3}, serve)
+    assert helper is not None and helper.result() == {"listed": 3}
+    assert helper.result() is None  # asked twice, nothing more
+    for i in range(200):  # more than a pipe holds: send() waits for the child to read
+        assert helper.send(("write", i, "x" * 1000))
+    assert helper.close() is True  # waited for all of it
+    assert log.read_text(encoding="utf-8").splitlines() == [str(("write", i, "x" * 1000)) for i in range(200)]
+    assert helper.pid == 0 and helper.send("late") is False and helper.close() is False
+
+
+def test_a_message_the_helper_fails_on_is_skipped_and_reported(tmp_path) -> None:
+    done = tmp_path / "done"
+
+    def serve(message) -> None:
+        if message == "boom":
+            raise RuntimeError("fails")
+        (done / message).touch()
+
+    done.mkdir()
+    helper = start_helper(lambda: 1, serve)
+    assert helper.send("a") and helper.send("boom") and helper.send("b")
+    assert helper.close() is False  # one was not done
+    assert sorted(p.name for p in done.iterdir()) == ["a", "b"]
+
+
+def test_a_helper_that_fails_its_result_is_none_and_one_not_asked_still_ends() -> None:
+    def boom():
+        raise RuntimeError("the child fails")
+
+    failed = start_helper(boom, lambda message: None)
+    assert failed.result() is None
+    failed.close()
+    unasked = start_helper(lambda: list(range(100_000)), lambda message: None)
+    start = time.monotonic()
+    assert unasked.close() is True and time.monotonic() - start < 10  # its result is never read
+    stuck = start_helper(lambda: time.sleep(60) or 1, lambda message: None)
+    stuck.discard()
+    assert stuck.pid == 0 and stuck.result() is None
+
+
+def test_the_helper_holds_no_descriptor_of_the_parent(tmp_path) -> None:
+    with open(tmp_path / "lock", "w") as lock:
+        fd = lock.fileno()
+
+        def held() -> bool:
+            try:
+                os.fstat(fd)
+            except OSError:
+                return False
+            return True
+
+        helper = start_helper(held, lambda message: None)
+        assert helper.result() is False
+        assert helper.close() is True

@@ -242,3 +242,19 @@ def test_a_folder_changed_before_the_watch_began_is_not_vouched_for(brain: Path)
     watch.close()
     refresh(brain, kept)
     assert _listed(brain) == walk_sorted(brain)
+
+
+def test_a_walker_that_serves_keeps_the_listing_as_a_refresh_here_would(brain: Path):
+    """`dream run`'s walker stays (fork_walk(serve=True)): the listing it keeps after the run's
+    writes is the one refresh() here keeps."""
+    save_listing(brain)
+    walker = listing.fork_walk(brain, serve=True)
+    assert walker is not None and walker.result() == walk_sorted(brain)
+    kept = walker.kept
+    _write(brain, "notes/ada/three.md")  # what a run writes after its walk
+    assert walker.refresh(None) and walker.close() is True
+    served = (brain / LISTING).read_bytes()
+    refresh(brain, kept)
+    assert (brain / LISTING).read_bytes() == served
+    assert _listed(brain) == walk_sorted(brain)
+    assert not walker.refresh(None)  # closed: the caller does it here

@@ -567,8 +567,8 @@ def test_a_run_that_stops_before_the_listing_leaves_no_walker_behind(compiled_co
 
     monkeypatch.setattr(run_module, "WALK_AHEAD_MIN_INDEX", 0)
     started = []
-    real = listing_module.run_forked
-    monkeypatch.setattr(listing_module, "run_forked", lambda fn: started.append(real(fn)) or started[-1])
+    real = listing_module.start_helper  # the walker stays to serve the run's last writes
+    monkeypatch.setattr(listing_module, "start_helper", lambda fn, serve: started.append(real(fn, serve)) or started[-1])
     state = compiled_copy / ".dream/state.json"
     state.write_text(json.dumps({**json.loads(state.read_text(encoding="utf-8")), "version": 3}), encoding="utf-8")
     with pytest.raises(BrainError, match="newer Dream"):
