@@ -82,9 +82,7 @@ def run_forked(fn: Callable[[], T | None]) -> Forked[T] | None:
             gc.disable()  # short-lived: collections would only copy the parent's pages
             out = fn()
             if out is not None:
-                data = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-                while data:
-                    data = data[os.write(write_end, data):]
+                _write_all(write_end, pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0
         finally:
             os._exit(code)
@@ -134,9 +132,7 @@ class Helper(Generic[T]):
             return False
         data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            view = memoryview(_FRAME.pack(len(data)) + data)
-            while view:
-                view = view[os.write(self._commands, view):]
+            _write_all(self._commands, _FRAME.pack(len(data)) + data)
         except OSError:  # the child has gone (EPIPE)
             return False
         return True
@@ -219,6 +215,7 @@ def start_helper(first: Callable[[], T | None], serve: Callable[[object], None])
 
 
 def _write_all(fd: int, data: bytes) -> None:
+    """All of `data` to `fd` (a pipe takes it in parts)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]

@@ -48,7 +48,7 @@ class WorktreeScan:
         `walker`: `dream run` starts both before it imports the compiler, so the second core does the
         walk while the first imports (the run would otherwise wait for it). `head`: also ask git
         what a run needs of the commit it starts from (`head_facts()`), in a thread meanwhile.
-        `serve`: the walking process stays for the run's last writes (brain.listing.ForkedWalk)."""
+        `serve`: the walking process stays to keep the listing at the run's end (ForkedWalk.refresh)."""
         root = self.root = Path(root)
         self._procs: list[subprocess.Popen] = []
         self._outs: list = []

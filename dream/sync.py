@@ -723,13 +723,18 @@ def _link_aside(path: Path, copy: Path, made: set[Path]) -> Path | None:
     """`copy` hard-linked next to `path`, ready to be renamed over it; None when links do not work
     here (the caller writes the bytes instead)."""
     _make_folder(path, made)
-    tmp = path.with_name(f".{path.name}.dream-tmp")
+    tmp = _aside(path)
     tmp.unlink(missing_ok=True)  # one a killed run left
     try:
         os.link(copy, tmp)
     except OSError:
         return None
     return tmp
+
+
+def _aside(path: Path) -> Path:
+    """Where a file's new bytes wait, next to it, to be renamed over it."""
+    return path.with_name(f".{path.name}.dream-tmp")
 
 
 def _make_folder(path: Path, made: set[Path]) -> None:
@@ -750,7 +755,7 @@ def _read_fd(fd: int) -> bytes:
 def _write_aside(path: Path, data: bytes, made: set[Path]) -> Path:
     """`data` in a temporary file next to `path`, ready to be renamed over it."""
     _make_folder(path, made)
-    tmp = path.with_name(f".{path.name}.dream-tmp")
+    tmp = _aside(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         view = memoryview(data)
