@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -221,7 +221,8 @@ class GitKeys(Mapping):
     file's bytes). Read from `git ls-files -s -v -z` output as paths are asked, not parsed whole:
     the output is 7 MB for the 67,000 files of a 10,000-session Brain, and a run asks about the
     files of a few folders. A path is found by bisection of the output (sorted by path, as git's
-    index is); a folder asked about often enough is parsed once, all its entries together.
+    index is); a folder asked about often enough is parsed once, all its entries together, and
+    kept as its entries (`vouched_entries`), which `dream run` also compares with what it kept.
     """
 
     #: Lookups in one folder after which its entries are parsed together (a run asks the key of
@@ -235,7 +236,7 @@ class GitKeys(Mapping):
         self.named = frozenset(e[3:].decode("utf-8", "surrogateescape") for e in entries)
         # Staged-only changes keep their key: the index's blob is the file's bytes.
         self._changed = frozenset(e[3:].decode("utf-8", "surrogateescape") for e in entries if e[1:2] != b" " or e[:1] == b"U")
-        self._folders: dict[str, dict[str, str]] = {}  # folder ("a/b/") → the keys of its files, parsed
+        self._folders: dict[str, dict[str, bytes]] = {}  # folder ("a/b/") → its files' entries, parsed
         self._asked: dict[str, int] = {}
         self._whole: dict[str, str] | None = None
         self._clean: dict[str, int | None] = {}  # folder → clean_count(folder)
@@ -252,7 +253,8 @@ class GitKeys(Mapping):
             if asked <= self.PARSE_AFTER:
                 return self._lookup(rel, default)
             found = self._folders[folder] = self._parse(folder)
-        return found.get(rel, default)
+        entry = found.get(rel)
+        return entry[9:49].decode("ascii") if entry is not None else default
 
     def __contains__(self, rel: object) -> bool:
         return isinstance(rel, str) and self.get(rel) is not None
@@ -272,8 +274,28 @@ class GitKeys(Mapping):
     def _every(self) -> dict[str, str]:
         """Every key, parsed at once (for callers that list them all, and tests)."""
         if self._whole is None:
-            self._whole = self._parse("", every=True)
+            self._whole = {rel: entry[9:49].decode("ascii") for rel, entry in self._parse("", every=True).items()}
         return self._whole
+
+    def vouched_entries(self, folder: str) -> dict[str, bytes]:
+        """rel → git's index entry (as `entries` lists it) of each file right in `folder` ("a/b/")
+        that git vouches for, in path order: the files get() gives a key of. Parsed once, and then
+        get() in that folder is answered from it."""
+        found = self._folders.get(folder)
+        if found is None:
+            found = self._folders[folder] = self._parse(folder)
+        return found
+
+    def entries_of(self, rels: Iterable[str]) -> set[bytes]:
+        """git's index entries of these paths, found by bisection (several for an unmerged path)."""
+        raw, out = self._raw, set()
+        for rel in rels:
+            path = rel.encode("utf-8", "surrogateescape")
+            start = self._seek(path)
+            while (tab := raw.find(b"\t", start)) >= 0 and (end := raw.find(b"\0", tab)) >= 0 and raw[tab + 1 : end] == path:
+                out.add(raw[start:end])
+                start = end + 1
+        return out
 
     def entries(self, folder: str) -> list[bytes]:
         """git's index entries below `folder` ("a/b/"), as listed: b"<tag> <mode> <blob> <stage>\\t<path>"."""
@@ -332,16 +354,17 @@ class GitKeys(Mapping):
             return 0, len(self._raw)
         return self._seek(folder.encode("utf-8", "surrogateescape")), self._seek(_after(folder).encode("utf-8", "surrogateescape"))
 
-    def _parse(self, folder: str, every: bool = False) -> dict[str, str]:
-        """The keys of the files directly in `folder` (`every`: in its subfolders too)."""
+    def _parse(self, folder: str, every: bool = False) -> dict[str, bytes]:
+        """The entries of the files directly in `folder` that git vouches for (`every`: in its
+        subfolders too), by path."""
         start, end = self._range(folder)
-        out: dict[str, str] = {}
+        out: dict[str, bytes] = {}
         changed, depth = self._changed, folder.count("/")
         for entry in self._raw[start:end].split(b"\0"):
             head, _, name = entry.partition(b"\t")
             rel = name.decode("utf-8", "surrogateescape")
-            if (every or rel.count("/") == depth) and (key := entry_key(head, rel, changed)) is not None:
-                out[rel] = key
+            if (every or rel.count("/") == depth) and entry_key(head, rel, changed) is not None:
+                out[rel] = entry
         return out
 
 

@@ -120,7 +120,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     view = BrainView(live, cards=cache)
     snapshot = _raw_snapshot(cache, keys)  # given, it vouches that state.json is a render of this code's
     state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
-    raw = raw_sessions(live, keys.entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
+    raw = raw_sessions(live, keys.vouched_entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                        lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
     files, problems = raw.files, raw.problems
@@ -624,9 +624,8 @@ def _index_snapshot_data(comp: Compilation, sync, keys) -> bytes | None:
 
     if not all(landed(p) for p in [*staged, layout.SESSIONS_INDEX]) or comp.view.tree.vouched_count(prefix) is None:
         return None
-    start = keys.entries(prefix)
     new = {p: entry_of(p, blob_id(written[p].encode("utf-8"))) for p in staged}
-    expected = {e for e in start if e.partition(b"\t")[2].decode("utf-8", "surrogateescape") not in new} | set(new.values())
+    expected = (set(keys.entries(prefix)) - keys.entries_of(new)) | set(new.values())
     snapshot = IndexSnapshot(blob_id(index_text.encode("utf-8")), frozenset(expected), lines.keys)
     return snapshot.dump(comp.cache.version)
 

@@ -13,7 +13,6 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.frames import frame, unframe
 from brain.model import Model
-from brain.scan import entry_key
 from brain.tree import Tree
 from dream.state import DreamState, content_hash
 
@@ -117,41 +116,37 @@ class RawSessions:
     """The raw sessions a run examined (all, or those a snapshot could not vouch for) and what the
     next snapshot is built from."""
 
-    def __init__(self, files: list[SessionFile], problems: list[str], examined: list[str], raw_entries: list[bytes] | None,
+    def __init__(self, files: list[SessionFile], problems: list[str], examined: list[str], raw_entries: dict[str, bytes] | None,
                  named: frozenset[str]) -> None:
         self.files, self.problems = files, problems
         self.examined = examined  # the files looked at (rels): `files` and the skipped ones
-        self._raw_entries, self._named, self._entries = raw_entries, named, None
+        self._raw_entries, self._named, self._entries = raw_entries or {}, named, None
 
     @property
     def entries(self) -> dict[str, bytes]:
-        """rel → git's index entry, of the raw files git vouches for now. Worked out when first asked:
-        a nightly run asks after its commit, for the next snapshot (10,000 entries parsed one by one)."""
+        """rel → git's index entry, of the raw files git vouches for now and status names not (not
+        even as a change only staged)."""
         if self._entries is None:
-            self._entries = {}
-            for entry in self._raw_entries or ():
-                head, _, path = entry.partition(b"\t")
-                rel = path.decode("utf-8", "surrogateescape")
-                if entry_key(head, rel, self._named) is not None:
-                    self._entries[rel] = entry
+            named = [rel for rel in self._named if rel in self._raw_entries]
+            self._entries = {rel: e for rel, e in self._raw_entries.items() if rel not in self._named} if named else self._raw_entries
         return self._entries
 
 
-def raw_sessions(tree: Tree, entries: list[bytes] | None, named: frozenset[str], snapshot: RawSnapshot | None,
+def raw_sessions(tree: Tree, entries: dict[str, bytes] | None, named: frozenset[str], snapshot: RawSnapshot | None,
                  hashes_of: Callable[[list[str], bool], dict[str, str]] | None = None) -> RawSessions:
     """The raw sessions to plan from: every one, or (with a `snapshot` of the current state.json)
     those whose index entry is not among the snapshot's, that git does not vouch for, or that were
-    pending or skipped then. `entries`: git's index entries below sessions/raw/ (None: git cannot
-    say, and every file is examined); `named`: the paths git status names; `hashes_of(rels, every)`
-    supplies content hashes (`every`: rels are all the raw sessions)."""
+    pending or skipped then. `entries`: rel → git's index entry of each file in sessions/raw/ git
+    vouches for (GitKeys.vouched_entries; None: git cannot say, and every file is examined);
+    `named`: the paths git status names; `hashes_of(rels, every)` supplies content hashes
+    (`every`: rels are all the raw sessions)."""
     listed = raw_listing(tree)
     examined = listed
     if snapshot is not None and entries is not None:
         known, again = snapshot.entries, snapshot.pending.keys() | snapshot.skipped
         # The snapshot holds only entries git vouched for then: one of them, byte for byte, is
         # vouched for now unless status names its file. Those files are known; the rest are examined.
-        vouched = {entry.partition(b"\t")[2].decode("utf-8", "surrogateescape") for entry in entries if entry in known}
-        examined = [rel for rel in listed if rel in again or rel in named or rel not in vouched]
+        examined = [rel for rel in listed if rel in again or rel in named or entries.get(rel) not in known]
     every = examined is listed
     files, problems = list_session_files(tree, (lambda rels: hashes_of(rels, every)) if hashes_of is not None else None, examined)
     return RawSessions(files, problems, examined, entries, named)

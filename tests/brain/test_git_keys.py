@@ -95,6 +95,22 @@ def test_every_answer_is_the_whole_parses(tmp_path: Path, seed: int):
                 assert (rel in keys) == (rel in truth)
     assert dict(GitKeys(listed, status)) == truth
     assert WorktreeScan(root).keys() == truth
+    # A folder's entries, as the run compares them with what it kept: the files right in it that
+    # have a key, each with git's entry (whose blob is the key); get() then answers from them.
+    keys = GitKeys(listed, status)
+    every = [e for e in listed.split(b"\0") if e]
+    for folder in sorted({rel[: i + 1] for rel in made for i, c in enumerate(rel) if c == "/"} | {""}):
+        right_in = {rel: key for rel, key in truth.items() if rel.startswith(folder) and "/" not in rel[len(folder):]}
+        entries = keys.vouched_entries(folder)
+        assert list(entries) == sorted(right_in, key=lambda r: r.encode("utf-8", "surrogateescape"))
+        assert {rel: e[9:49].decode("ascii") for rel, e in entries.items()} == right_in
+        assert all(e in every and e.endswith(b"\t" + rel.encode("utf-8", "surrogateescape")) for rel, e in entries.items())
+        assert all(keys.get(rel) == key for rel, key in right_in.items())
+    # Entries of paths, looked up one by one: whatever git lists for them, vouched for or not.
+    for rel in asked:
+        want = {e for e in every if e.partition(b"\t")[2] == rel.encode("utf-8", "surrogateescape")}
+        assert keys.entries_of([rel]) == want, rel
+    assert keys.entries_of(made) == {e for e in every if e.partition(b"\t")[2].decode("utf-8", "surrogateescape") in made}
 
 
 @pytest.mark.parametrize("seed", range(12))

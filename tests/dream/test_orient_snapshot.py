@@ -41,7 +41,7 @@ def _orient(root: Path, snapshot: RawSnapshot | None, cache: DocCache, max_sessi
     state_blob = keys.get(layout.STATE)
     if snapshot is not None and snapshot.state != state_blob:
         snapshot = None  # as dream.run._raw_snapshot: only for the state.json it was taken under
-    raw = raw_sessions(tree, keys.entries(f"{RAW}/") if isinstance(keys, GitKeys) else None,
+    raw = raw_sessions(tree, keys.vouched_entries(f"{RAW}/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                        lambda rels, every: cache.session_hashes(rels, tree, every))
     return raw, state, plan_sessions(raw.files, state, max_sessions), snapshot is not None
