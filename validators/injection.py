@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from validators.patterns import Gate, Span, disjoint, gate_open
+from validators.patterns import Gate, LazyPattern, Span, disjoint, gate_open
 
 _F = re.I | re.M
-_SENSITIVE_OBJECT = re.compile(
+_SENSITIVE_OBJECT = LazyPattern(
     r"\b(?:passwords?|credentials?|api\s+keys?|keys|tokens?|secrets?|everything|all\b|conversations?|chats?|"
     r"history|transcripts?|memor(?:y|ies)|the\s+user'?s?|user\s+data|(?:personal|private)\s+(?:data|information|details)|"
     r"contents?\s+of|this\s+(?:page|document|file|conversation|chat|session)|system\s+prompt|instructions|"
@@ -24,10 +24,10 @@ _SENSITIVE_OBJECT = re.compile(
 _AI = r"(?:AI|LLM|assistant|agent|model|language\s+model|Claude|ChatGPT|GPT(?:-?\d\w*)?|chatbot|bot|copilot)s?"
 _VERBS = ("send", "mail", "forward", "post", "upload", "transmit", "leak", "exfiltrate", "share", "copy", "submit")
 # (kind, pattern, gate on the lower-cased text with single spaces); the span is the whole match.
-_PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
+_PHRASES: list[tuple[str, LazyPattern, Gate]] = [
     (
         "override",
-        re.compile(
+        LazyPattern(
             r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:\w+\s+){0,3}?(?:all\s+|any\s+)?"
             r"(?:previous|prior|above|earlier|preceding|former|original|initial|your|system|safety|these|those)\s+"
             r"(?:\w+\s+){0,2}?(?:instructions?|rules|directives?|guidelines|prompts?|guardrails|constraints|policies|"
@@ -38,7 +38,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "override",
-        re.compile(
+        LazyPattern(
             r"\b(?:ignore|disregard|forget)\s+(?:all\s+|everything\s+|the\s+)*"
             r"(?:above\b(?!\s+\d)|(?:that\s+)?you(?:'ve|\s+have|\s+were|\s+had)\s+(?:been\s+)?(?:told|given|instructed))",
             _F,
@@ -47,12 +47,12 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "role",
-        re.compile(r"\byou\s+(?:must|should|will|shall)\s+now\b", _F),
+        LazyPattern(r"\byou\s+(?:must|should|will|shall)\s+now\b", _F),
         (("must now", "should now", "will now", "shall now"),),
     ),
     (
         "role",
-        re.compile(
+        LazyPattern(
             r"\bfrom\s+now\s+on\b,?\s+(?:you\s+(?:must|should|will|shall|are|always|never|only)\b|always\b|never\b|only\b|"
             r"(?:respond|reply|answer|act|pretend|ignore)\b|do\s+not\b|don'?t\b)",
             _F,
@@ -61,7 +61,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "role",
-        re.compile(
+        LazyPattern(
             r"\byou\s+are\s+now\s+(?:an?\s+|the\s+|in\s+|my\s+)?(?:\w+\s+){0,2}?"
             r"(?:DAN|mode|unrestricted|jailbroken|uncensored|no\s+longer|free\s+of)\b",
             _F,
@@ -70,22 +70,22 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "role",
-        re.compile(r"\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:", _F),
+        LazyPattern(r"\b(?:new|updated|revised|real|actual)\s+(?:system\s+)?instructions?\s*:", _F),
         (("instruction",),),
     ),
     (
         "role",
-        re.compile(
+        LazyPattern(
             r"\b(?:enable|enter|activate|switch\s+to|turn\s+on)\s+"
             r"(?:developer|dev|god|admin|jailbreak|DAN|unrestricted|debug)\s+mode\b",
             _F,
         ),
         (("mode",), ("enable", "enter", "activate", "switch to", "turn on")),
     ),
-    ("role", re.compile(r"\bdo\s+anything\s+now\b", _F), (("do anything now",),)),
+    ("role", LazyPattern(r"\bdo\s+anything\s+now\b", _F), (("do anything now",),)),
     (
         "role",
-        re.compile(
+        LazyPattern(
             r"\b(?:pretend|act|behave)\s+(?:to\s+be\s+|as\s+(?:if\s+you\s+(?:are|were)\s+)?|you\s+are\s+)(?:an?\s+)?"
             r"(?:unrestricted|unfiltered|jailbroken|uncensored|evil)\b",
             _F,
@@ -94,7 +94,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "role",
-        re.compile(
+        LazyPattern(
             rf"\b(?:(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:any\s+|all\s+|the\s+)?(?:AI\s+|LLM\s+)?{_AI}\s*[:,\u2014-]"
             rf"|if\s+you\s+are\s+an?\s+(?:AI|LLM|language\s+model|assistant|agent|bot|chatbot)\b"
             rf"|\b{_AI}\s+(?:reading|processing|summari[sz]ing|parsing|ingesting)\s+this\b)",
@@ -106,7 +106,7 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "system-prompt",
-        re.compile(
+        LazyPattern(
             r"\b(?:(?:your|the\s+(?:assistant|agent|model|ai)'?s|hidden|secret|original|real|new|updated|full)\s+system\s+prompt\b"
             r"|(?:reveal|print|show|output|repeat|leak|dump|display|disclose|override|replace|ignore)\s+(?:\w+\s+){0,3}?"
             r"(?:system\s+prompt|(?:initial|hidden|original)\s+instructions)\b"
@@ -117,14 +117,14 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "system-prompt",
-        re.compile(r"<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?INST\]|<</?SYS>>|</?system>", re.I),
+        LazyPattern(r"<\|(?:im_start|im_end|system|endoftext|start_header_id|end_header_id|eot_id)\|>|\[/?INST\]|<</?SYS>>|</?system>", re.I),
         (("<|", "inst]", "<<sys", "sys>>", "system>"),),
     ),
     (
         "exfiltration",
         # An imperative: the verb starts a line, a list item or a sentence, or follows "please",
         # "then", … (checked by _imperative); "Nadia sends the report to x@y.z" is not one.
-        re.compile(
+        LazyPattern(
             r"\b(?P<verb>send|e-?mail|forward|post|upload|transmit|leak|exfiltrate|share|copy|submit)\s+"
             r"(?P<obj>[^\n]{0,100}?)\s+to\s+<?(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://[^\s)>\]]+)",
             _F,
@@ -133,11 +133,11 @@ _PHRASES: list[tuple[str, re.Pattern[str], Gate]] = [
     ),
     (
         "exfiltration",
-        re.compile(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*(?:\{|%7B|\$)[^)\s]*\)", re.I),
+        LazyPattern(r"!\[[^\]\n]*\]\(\s*https?://[^)\s]*\?[^)\s]*(?:\{|%7B|\$)[^)\s]*\)", re.I),
         (("](",),),
     ),
 ]
-_IMPERATIVE_BEFORE = re.compile(
+_IMPERATIVE_BEFORE = LazyPattern(
     r"(?:^[ \t>]*(?:[-*+][ \t]+|\d+[.)][ \t]+)?|[.!?:;][ \t]+|\b(?:please|immediately|silently|quietly|secretly|now|and|then)[ \t]+)\Z",
     re.I,
 )
@@ -149,8 +149,8 @@ def _imperative(text: str, start: int) -> bool:
     return bool(_IMPERATIVE_BEFORE.search(text[max(line_start, start - 60) : start]))
 
 
-_COMMENT = re.compile(r"<!--([\s\S]*?)(?:-->|\Z)")
-_DIRECTIVE_IN_COMMENT = re.compile(
+_COMMENT = LazyPattern(r"<!--([\s\S]*?)(?:-->|\Z)")
+_DIRECTIVE_IN_COMMENT = LazyPattern(
     rf"^\s*(?:always|never|ignore|disregard|forget|you\s+(?:must|should|will|are))\b"
     rf"|^\s*(?:do\s+not|don'?t)\s+(?:tell|mention|reveal|say|disclose|inform|show|let)\b"
     rf"|\b{_AI}\b[\s\S]{{0,80}}?\b(?:must|should|shall|always|never|ignore|tell|say|reply|respond|"
@@ -158,8 +158,8 @@ _DIRECTIVE_IN_COMMENT = re.compile(
     rf"|\b(?:must|should|always|never|ignore|tell|say|reply|respond|obey|follow|reveal)\b[\s\S]{{0,80}}?\b{_AI}\b",
     re.I,
 )
-_UNTRUSTED_START = re.compile(r"^[ \t]*>[ \t]*\[!untrusted\][-+]?", re.I)
-_QUOTE_LINE = re.compile(r"^[ \t]*>")
+_UNTRUSTED_START = LazyPattern(r"^[ \t]*>[ \t]*\[!untrusted\][-+]?", re.I)
+_QUOTE_LINE = LazyPattern(r"^[ \t]*>")
 
 
 def untrusted_regions(text: str) -> list[tuple[int, int]]:
@@ -233,7 +233,7 @@ _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 _INVISIBLE = frozenset({0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180E, 0x115F, 0x1160, 0x3164, 0xFFA0})
 _JOINERS = frozenset({0x200C, 0x200D})
 _BLACK_FLAG = 0x1F3F4
-_CANDIDATES = re.compile(
+_CANDIDATES = LazyPattern(
     "[\u115f\u1160\u180e\u200b-\u200d\u202a-\u202e\u2060-\u2064\u2066-\u2069\u3164\ufeff\uffa0"
     "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )

@@ -9,49 +9,49 @@ from __future__ import annotations
 
 import re
 
-from validators.patterns import Gate, Span, disjoint, gate_open
+from validators.patterns import Gate, LazyPattern, Span, disjoint, gate_open
 
 # (kind, pattern, group whose span is the secret, gate: see validators.patterns.Gate)
-_SECRETS: list[tuple[str, re.Pattern[str], int, Gate]] = [
+_SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
     (
         "private-key",
-        re.compile(
+        LazyPattern(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
             r"(?:[\s\S]{0,20000}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:\r?\n[A-Za-z0-9+/=]{16,}\r?)*)"
         ),
         0,
         (("PRIVATE KEY",),),
     ),
-    ("anthropic-api-key", re.compile(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, (("sk-ant-",),)),
-    ("openai-api-key", re.compile(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, (("sk-",),)),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, (("xox",),)),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, (("hooks.slack.com",),)),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, (("_live_", "_test_"),)),
-    ("stripe-webhook-secret", re.compile(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, (("whsec_",),)),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, (("AIza",),)),
-    ("google-oauth-secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, (("GOCSPX-",),)),
-    ("google-oauth-token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, (("ya29.",),)),
+    ("anthropic-api-key", LazyPattern(r"\bsk-ant-[a-z]{2,10}\d{0,3}-[A-Za-z0-9_\-]{20,}"), 0, (("sk-ant-",),)),
+    ("openai-api-key", LazyPattern(r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{32,}"), 0, (("sk-",),)),
+    ("github-token", LazyPattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b"), 0, (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),)),
+    ("slack-token", LazyPattern(r"\bxox[abposre]-[A-Za-z0-9][A-Za-z0-9-]{9,}"), 0, (("xox",),)),
+    ("slack-webhook", LazyPattern(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/]{20,}"), 0, (("hooks.slack.com",),)),
+    ("stripe-key", LazyPattern(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0, (("_live_", "_test_"),)),
+    ("stripe-webhook-secret", LazyPattern(r"\bwhsec_[A-Za-z0-9+/]{24,}"), 0, (("whsec_",),)),
+    ("google-api-key", LazyPattern(r"\bAIza[0-9A-Za-z_\-]{35}"), 0, (("AIza",),)),
+    ("google-oauth-secret", LazyPattern(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0, (("GOCSPX-",),)),
+    ("google-oauth-token", LazyPattern(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0, (("ya29.",),)),
     (
         "aws-access-key-id",
-        re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+        LazyPattern(r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
         0,
         (("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"),),
     ),
     (
         "aws-secret-access-key",
-        re.compile(r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+        LazyPattern(r"(?i)\baws_?secret_?(?:access_?)?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
         1,
         (("aws_secret", "awssecret"),),
     ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, (("eyJ",),)),
-    ("bearer-token", re.compile(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, (("bearer",),)),
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, (("://",), ("@",))),
+    ("jwt", LazyPattern(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, (("eyJ",),)),
+    ("bearer-token", LazyPattern(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, (("bearer",),)),
+    ("url-password", LazyPattern(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, (("://",), ("@",))),
 ]
 _LABELS = {
     "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
 }
-_PROSE_SECRET = re.compile(
+_PROSE_SECRET = LazyPattern(
     r"(?i)\b(?P<label>pass(?:word|wd|phrase|code)|pwd|(?:api|access|secret|private)[ _-]?key"
     r"|(?:(?:auth|access|api|bearer|refresh|session)[ _-]?)?token|client[ _-]?secret|secret)\b"
     r"(?:\s+(?:for|of|to|on)(?:\s+[\w.@'’-]+){1,3})?"
@@ -62,19 +62,19 @@ _PROSE_GATE: Gate = (
     ("pass", "pwd", "token", "secret", "api key", "api_key", "api-key", "apikey", "access key", "access_key",
      "access-key", "accesskey", "private key", "private_key", "private-key", "privatekey"),
 )
-_WORDY = re.compile(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
-_QUOTED_WORDS = re.compile(r"[A-Za-z][A-Za-z '’\-]*")
-_PLACEHOLDER = re.compile(
+_WORDY = LazyPattern(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
+_QUOTED_WORDS = LazyPattern(r"[A-Za-z][A-Za-z '’\-]*")
+_PLACEHOLDER = LazyPattern(
     r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.I
 )
-_SECRET_TEMPLATE = re.compile(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
+_SECRET_TEMPLATE = LazyPattern(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
 
 
 def _has_letters_and_digits(value: str) -> bool:
     return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
-_CODE_VALUE = re.compile(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*|#[0-9A-Fa-f]{3,8}")
+_CODE_VALUE = LazyPattern(r"[A-Za-z_]+|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|.*[(\[{].*|#[0-9A-Fa-f]{3,8}")
 
 
 def _prose_value_is_secret(value: str, quoted: bool) -> bool:
@@ -86,10 +86,10 @@ def _prose_value_is_secret(value: str, quoted: bool) -> bool:
     return not _WORDY.fullmatch(value) and any(not c.isalpha() for c in value)
 
 
-def _first_words(exact: bool) -> re.Pattern[str]:
+def _first_words(exact: bool) -> LazyPattern:
     words = {w for *_, gate in _SECRETS for w in gate[0]} | set(_PROSE_GATE[0])
     chosen = sorted((w for w in words if (w != w.lower()) == exact), key=lambda w: (-len(w), w))
-    return re.compile("|".join(map(re.escape, chosen)))
+    return LazyPattern("|".join(map(re.escape, chosen)))
 
 
 # A gate opens only with a word of its first group, so a text with none of those words (nearly
@@ -101,7 +101,7 @@ _FIRST_EXACT, _FIRST_LOWER = _first_words(exact=True), _first_words(exact=False)
 #: ("session_token", "private-key", "client secret").
 _LABEL_WORDS = ("pass", "pwd", "key", "token", "secret")
 _LABEL_LEAD = 8
-_LABEL_WORDS_ANY_CASE = tuple(re.compile(w, re.IGNORECASE) for w in _LABEL_WORDS)
+_LABEL_WORDS_ANY_CASE = tuple(LazyPattern(w, re.IGNORECASE) for w in _LABEL_WORDS)
 
 
 def _prose_matches(text: str, lower: str):
