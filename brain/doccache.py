@@ -271,15 +271,22 @@ def write_save(job: SaveJob) -> None:
             path.unlink(missing_ok=True)
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        _put(path, data)
     for name, shard in shards.items():
         data = {**shard, "entries": dict(sorted(shard["entries"].items()))}
-        path = folder / name
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, path)
+        _put(folder / name, json.dumps(data, separators=(",", ":")).encode("utf-8"))
+
+
+def _put(path: Path, data: bytes) -> None:
+    """A cache file written whole: a temp file, renamed to the name once the old file is removed.
+    Renamed over the old file, ext4 (auto_da_alloc, on by default) would start writing the new
+    one's data out first: 0.66 ms for a 1.4 MB file here, against 0.23 ms for a name that is free;
+    a nightly run writes ~40 such files. A crash between the two steps costs only that file, read
+    as a cache miss."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    path.unlink(missing_ok=True)
+    os.replace(tmp, path)
 
 
 #: A background save (DocCards.save) of fewer files than this is written in the caller's process.

@@ -488,6 +488,21 @@ def test_a_background_save_writes_what_a_save_here_writes(tmp_path: Path):
     assert len(saved["here"]) > 1 and not any(name.endswith(".tmp") for name in saved["here"])
 
 
+def test_a_save_over_an_earlier_one_replaces_its_files(tmp_path: Path):
+    # Each file is removed before its new copy takes the name (ext4 flushes a rename over a file).
+    folder = tmp_path / "cards"
+    for round_ in range(2):
+        cards = DocCards(folder)
+        for i in range(5):
+            cards.remember(f"notes/owner/fact-{i}.md", f"{round_}".encode(), {"round": round_})
+        cards.keep_file("snapshot.bin", f"kept {round_}".encode())
+        cards.save()
+    again = DocCards(folder)
+    assert (folder / "snapshot.bin").read_bytes() == b"kept 1"
+    assert [again.get(f"notes/owner/fact-{i}.md")[1] for i in range(5)] == [{"round": 1}] * 5
+    assert not [p for p in folder.rglob("*") if p.name.endswith(".tmp")]
+
+
 def test_a_small_background_save_is_written_here_at_once(tmp_path: Path, monkeypatch):
     # A nightly run's few dozen files: forking the run's large process would cost more than writing them.
     monkeypatch.setattr(doccache, "run_forked", lambda fn: pytest.fail("a small save forked a writer"))
