@@ -40,7 +40,7 @@ from dream.staging import StagedTree
 from dream.state import SessionState, parse_state, shard_problem
 from dream.timing import PhaseClock
 from validators.safety import LINE_RECORDS
-from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, apply_sync, fault, plan_sync, read_live, recover
+from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, SyncPlan, apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
 from dream.claims import withdraw
@@ -114,11 +114,17 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                 recovered: str | None) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
-    keys = scan.keys()
-    live = DirTree(root, keys=keys, folders=scan.folders, listing=walker.result if walker is not None else None)
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
+    # First what needs no word from git, which may still be statting every file (on the 10k Brain it
+    # often is): the forked walk's listing, and what the last run kept of sessions/raw/ and
+    # sessions/index.md (each checked against git's keys below before it is used).
+    listing = walker.result() if walker is not None else None
+    kept_raw = RawSnapshot.load(cache.read_file(RAW_SNAPSHOT), cache.version)
+    index_snapshot = IndexSnapshot.load(cache.read_file(INDEX_SNAPSHOT), cache.version)
+    keys = scan.keys()
+    live = DirTree(root, keys=keys, folders=scan.folders, listing=(lambda: listing) if walker is not None else None)
     view = BrainView(live, cards=cache)
-    snapshot = _raw_snapshot(cache, keys)  # given, it vouches that state.json is a render of this code's
+    snapshot = _raw_snapshot(kept_raw, keys)  # given, it vouches that state.json is a render of this code's
     state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
     raw = raw_sessions(live, keys.vouched_entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
@@ -151,7 +157,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     staged = StagedTree(root / layout.RUNS / run_id / "staged", live)
     comp = Compilation(settings=settings, backend=backend, view=view, staged=staged, state=state, instructions=instructions, run_id=run_id)
     comp.forgotten = [s for s in forgotten if s not in already]
-    comp.index_snapshot = IndexSnapshot.load(cache.read_file(INDEX_SNAPSHOT), cache.version)
+    comp.index_snapshot = index_snapshot
     comp.read_blob = lambda blob: _blob_text(repo, blob)
     comp.cache = cache
     comp.seed_resolver()
@@ -260,6 +266,12 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             report.status, report.reason = "failed", "sessions were pending but nothing passed the gate"
         clock.mark("generate")
         regenerate(final=True)  # the log entry and state carry the final figures
+        sync_plan = None
+        if not settings.dry_run and report.status != "failed":
+            sync_plan = plan_sync(staged.written, staged.derived_from, read_live(root, list(staged.written)))
+            # What the last regenerate wrote (state.json, 2 MB, most of it) is committed early too,
+            # while the staged files are written out and sync asks git who commits.
+            early = _early_commit(settings, staged, head, live, on=early, plan=sync_plan)
         staged.flush()
         clock.mark("sync")
 
@@ -269,9 +281,9 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             if settings.dry_run:
                 report.status = "dry-run"
                 report.files = sorted(staged.written)
-            elif report.status != "failed":
+            elif sync_plan is not None:
                 written = staged.written
-                sync = plan_sync(written, staged.derived_from, read_live(root, list(written)))
+                sync = sync_plan
                 report.conflicts += sync.conflicts
                 report.files = sorted(sync.writes)
                 fault("after-plan")
@@ -382,24 +394,25 @@ RAW_SNAPSHOT = "raw-snapshot.bin"
 
 
 def _early_commit(settings: DreamSettings, staged: StagedTree, head: str | None, live: DirTree,
-                  on: EarlyCommit | None = None) -> EarlyCommit | None:
+                  on: EarlyCommit | None = None, plan: SyncPlan | None = None) -> EarlyCommit | None:
     """On a large Brain, the staged files committed in the background as sync would write them now
     (dream.sync.EarlyCommit), on the tree of `on` (an earlier one) when given; None for a dry run, a
-    first commit, a small tree, or a commit of more files than fast-import alone makes."""
+    first commit, a small tree, or a commit of more files than fast-import alone makes. `plan`:
+    the sync planned of the staged files now (else it is planned here)."""
     if settings.dry_run or head is None or len(live.files()) < EARLY_COMMIT_MIN_FILES:
         return None
     written = staged.written
     if len(written) > FAST_COMMIT_MAX:
         return on
-    plan = plan_sync(written, staged.derived_from, read_live(settings.root, list(written)))
+    if plan is None:
+        plan = plan_sync(written, staged.derived_from, read_live(settings.root, list(written)))
     return EarlyCommit(settings.root, plan.writes, head, on=on) if plan.writes else on
 
 
-def _raw_snapshot(cache: DocCache, keys) -> RawSnapshot | None:
-    """The snapshot the last run left, when it describes the state.json the Brain holds now."""
+def _raw_snapshot(kept: RawSnapshot | None, keys) -> RawSnapshot | None:
+    """The snapshot the last run left (`kept`), when it describes the state.json the Brain holds now."""
     state_blob = keys.get(layout.STATE) if keys else None
-    snapshot = RawSnapshot.load(cache.read_file(RAW_SNAPSHOT), cache.version) if state_blob else None
-    return snapshot if snapshot is not None and snapshot.state == state_blob else None
+    return kept if kept is not None and state_blob and kept.state == state_blob else None
 
 
 def _keep_raw_snapshot(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> None:
