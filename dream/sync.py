@@ -249,35 +249,35 @@ def _build_commit(repo: BrainRepo, writes: dict[str, str], message: str, base: s
 def _commit_tree(repo: BrainRepo, tree: str, message: str, base: str | None, idents: tuple[str, str],
                  meanwhile: Callable[[], None]) -> str | None:
     """The commit of `tree` on `base` by `git commit-tree`, with the identities and dates of `idents`
-    (as `git var` gives them: the commit fast-import would write); `meanwhile()` runs while git
-    writes it. None when an identity does not parse or git fails (meanwhile() has run)."""
-    env = dict(os.environ)
+    (as `git var` gives them: the commit fast-import would write). `meanwhile()` runs once, while
+    git writes it. None when an identity does not parse or git fails."""
+    env: dict[str, str] | None = dict(os.environ)
     for role, ident in zip(("AUTHOR", "COMMITTER"), idents):
         name, sep, rest = ident.rpartition(" <")
         email, sep2, date = rest.partition("> ")
         if not (sep and sep2 and name and date):
-            meanwhile()
-            return None
+            env = None
+            break
         env.update({f"GIT_{role}_NAME": name, f"GIT_{role}_EMAIL": email, f"GIT_{role}_DATE": date})
-    try:
-        proc = subprocess.Popen(["git", "commit-tree", tree, *(["-p", base] if base else [])], cwd=repo.root, env=env,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        meanwhile()
-        return None
-    try:
-        proc.stdin.write(message.encode("utf-8"))  # a commit message fits the pipe: git reads it meanwhile
-        proc.stdin.close()
-    except OSError:
-        pass
+    proc = None
+    if env is not None:
+        try:
+            proc = subprocess.Popen(["git", "commit-tree", tree, *(["-p", base] if base else [])], cwd=repo.root, env=env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            proc.stdin.write(message.encode("utf-8"))  # a commit message fits the pipe: git reads it meanwhile
+            proc.stdin.close()
+        except OSError:  # no git, or it stopped before reading: the fast-import path says why
+            pass
     try:
         meanwhile()
     finally:
-        out = proc.stdout.read()
-        proc.stdout.close()
-        proc.wait()
+        out = b""
+        if proc is not None:
+            out = proc.stdout.read()
+            proc.stdout.close()
+            proc.wait()
     new = out.decode("ascii", errors="replace").strip()
-    return new if proc.returncode == 0 and len(new) == 40 else None
+    return new if proc is not None and proc.returncode == 0 and len(new) == 40 else None
 
 
 #: Up to this many files a commit is built by fast-import alone: each costs a scan of its folder

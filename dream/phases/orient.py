@@ -127,8 +127,8 @@ class RawSessions:
         """rel → git's index entry, of the raw files git vouches for now and status names not (not
         even as a change only staged)."""
         if self._entries is None:
-            named = [rel for rel in self._named if rel in self._raw_entries]
-            self._entries = {rel: e for rel, e in self._raw_entries.items() if rel not in self._named} if named else self._raw_entries
+            raw, named = self._raw_entries, self._named
+            self._entries = raw if named.isdisjoint(raw) else {rel: e for rel, e in raw.items() if rel not in named}
         return self._entries
 
 
