@@ -78,23 +78,32 @@ class BrainRepo:
 
         A plain subprocess, not GitPython's execute: a run calls git a few times, and the library's
         import and Repo object cost more than the commands (70 ms of a nightly run)."""
-        proc = self._run(args, env=_identity(env), stdin=stdin)
+        proc = self._run(args, env=git_env(env), stdin=stdin)
         return _answer(args, proc.returncode, proc.stdout, proc.stderr)
 
     def git_all(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> list[str]:
         """`git(*args, env=env)` of each (args, env), run side by side: for a few quick commands,
         starting git is most of the time each takes. Raises the first failure's BrainError."""
+        return self.git_all_later(*commands)()
+
+    def git_all_later(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> Callable[[], list[str]]:
+        """`git_all(*commands)`, started now; the returned function (called once) reads what they
+        said. A failure to start git is raised now, a command's failure when it is read."""
         procs: list[subprocess.Popen] = []
         try:
             for args, env in commands:
-                procs.append(self._start(args, env=_identity(env), stderr=subprocess.PIPE))
+                procs.append(self._start(args, env=git_env(env), stderr=subprocess.PIPE))
         except BrainError:
             for proc in procs:
                 proc.kill()
                 proc.communicate()
             raise
-        outputs = [proc.communicate() for proc in procs]  # every one read before the first failure is raised
-        return [_answer(args, proc.returncode, out, err) for (args, _env), proc, (out, err) in zip(commands, procs, outputs)]
+
+        def read() -> list[str]:
+            outputs = [proc.communicate() for proc in procs]  # every one read before the first failure is raised
+            return [_answer(args, proc.returncode, out, err) for (args, _env), proc, (out, err) in zip(commands, procs, outputs)]
+
+        return read
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository with no commits."""
@@ -260,7 +269,7 @@ def _has_git_identity() -> bool:
     return _CONFIGURED["name"]
 
 
-def _identity(env: dict[str, str] | None) -> dict[str, str]:
+def git_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """The caller's environment, plus a fallback identity only where git has none (cron, CI)."""
     fallback = {}
     if not _has_git_identity():

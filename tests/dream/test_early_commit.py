@@ -107,6 +107,26 @@ def test_an_early_commit_holding_every_write_is_committed_as_fast_import_would(t
     assert subprocess.run(["git", "fsck", "--no-dangling", "--no-progress"], cwd=root, capture_output=True).returncode == 0
 
 
+def test_git_is_asked_who_commits_only_where_fast_import_writes_the_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """commit-tree takes the identities from git itself: `git var` runs only for fast-import."""
+    asked: list[str] = []
+    real = sync.BrainRepo.git_all_later
+
+    def spy(self, *commands):
+        asked.extend(" ".join(args) for args, _env in commands)
+        return real(self, *commands)
+
+    monkeypatch.setattr(sync.BrainRepo, "git_all_later", spy)
+    root, base = _brain(tmp_path)
+    first = EarlyCommit(root, {k: v for k, v in FINAL.items() if k != ".dream/state.json"}, base)
+    new = _commit(root, base, EarlyCommit(root, FINAL, base, on=first))
+    assert asked == ["symbolic-ref -q HEAD"]
+    asked.clear()
+    plan = SyncPlan(writes={"notes/bob/z.md": "z\n"}, added=["notes/bob/z.md"], modified=[])
+    apply_sync(root, plan, "Dream: run r2\n", "r2", new, root / ".dream/runs/r2")
+    assert asked == ["symbolic-ref -q HEAD", "var GIT_AUTHOR_IDENT", "var GIT_COMMITTER_IDENT"]
+
+
 @pytest.mark.parametrize("why", ["a file it holds is not written any more", "the branch moved", "its fast-import failed"])
 def test_an_early_commit_that_does_not_fit_is_not_used(tmp_path: Path, streams: list[bytes], why: str) -> None:
     root, base = _brain(tmp_path)
