@@ -37,6 +37,9 @@ CONFIG = "brain.toml"
 DREAM_DIR = ".dream"
 STATE = ".dream/state.json"
 WRITTEN = ".dream/written"  # <xx>.json: blob id of each file as Dream last wrote it, by path (dream.state)
+SESSION_RECORDS = ".dream/sessions"  # <xx>.json: content hash and turn count of each processed session, by id (dream.state)
+#: The folders of state.json's shards, each `<xx>.json` (dream.state).
+STATE_SHARDS = (WRITTEN, SESSION_RECORDS)
 INSTRUCTIONS = ".dream/instructions.md"
 FORGET = ".dream/forget.md"
 RUNS = ".dream/runs"
@@ -46,7 +49,7 @@ JOURNAL = ".dream/journal.json"
 SYNC_INDEX = ".dream/cache/sync-index"  # Dream's own git index, at its last commit (dream.sync)
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
-DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/", WRITTEN + "/")
+DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/", WRITTEN + "/", SESSION_RECORDS + "/")
 DREAM_WRITE_FILES: tuple[str, ...] = (SESSIONS_INDEX, STATE, FORGET)
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -136,8 +139,11 @@ def unsafe_reason(rel_path: str) -> str | None:
 
 
 def is_state_path(rel_path: str) -> bool:
-    """`.dream/state.json` or one of its `.dream/written/` shards: Dream's record, never merged."""
-    return rel_path == STATE or rel_path.startswith(WRITTEN + "/")
+    """`.dream/state.json` or one of its shards (`.dream/written/`, `.dream/sessions/`): Dream's record, never merged."""
+    return rel_path == STATE or rel_path.startswith(_STATE_SHARD_PREFIXES)
+
+
+_STATE_SHARD_PREFIXES = tuple(folder + "/" for folder in STATE_SHARDS)
 
 
 def dream_may_write(rel_path: str) -> bool:

@@ -12,6 +12,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Callable, Protocol
 
+from brain import layout
+
 _SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules"})
 #: Below .dream only these are part of the Brain; runs/, cache/ and the lock are machine state.
 _DREAM_KEEP = frozenset({"instructions.md", "forget.md", "state.json"})
@@ -81,9 +83,13 @@ class DirTree:
         count = getattr(self.keys, "clean_count", None)
         if count is None:
             return None
-        files = self.files()
-        listed = bisect.bisect_left(files, prefix[:-1] + "0") - bisect.bisect_left(files, prefix)
+        listed = len(self.under(prefix))
         return listed if count(prefix) == listed else None
+
+    def under(self, prefix: str) -> list[str]:
+        """The listed files below `prefix` ("a/b/"), sorted: a range of the listing."""
+        files = self.files()
+        return files[bisect.bisect_left(files, prefix) : bisect.bisect_left(files, prefix[:-1] + "0")]
 
     def symlinks(self) -> list[str]:
         """The listed files that are symlinks (sorted): what `files()` holds that `is_symlink` is true of."""
@@ -276,7 +282,7 @@ def read_folder(path: str, at_root: bool) -> tuple[list[str], list[str], list[st
 
 def dream_files(root: Path) -> tuple[list[str], list[str]]:
     """What the listing holds below `.dream/`: the files of it that are part of the Brain
-    (_DREAM_KEEP) and state.json's shards (layout.WRITTEN), and which of them are symlinks."""
+    (_DREAM_KEEP) and state.json's shards (layout.STATE_SHARDS), and which of them are symlinks."""
     out: list[str] = []
     links: list[str] = []
     dream = Path(root) / ".dream"
@@ -286,12 +292,13 @@ def dream_files(root: Path) -> tuple[list[str], list[str]]:
                 out.append(f".dream/{name}")
                 if (dream / name).is_symlink():
                     links.append(f".dream/{name}")
-        written = dream / "written"
-        if written.is_dir() and not written.is_symlink():
-            with os.scandir(written) as entries:
-                for entry in entries:
-                    if entry.is_file():
-                        out.append(f".dream/written/{entry.name}")
-                        if entry.is_symlink():
-                            links.append(f".dream/written/{entry.name}")
+        for folder in layout.STATE_SHARDS:
+            shards = Path(root) / folder
+            if shards.is_dir() and not shards.is_symlink():
+                with os.scandir(shards) as entries:
+                    for entry in entries:
+                        if entry.is_file():
+                            out.append(f"{folder}/{entry.name}")
+                            if entry.is_symlink():
+                                links.append(f"{folder}/{entry.name}")
     return out, links

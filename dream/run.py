@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import json
 from pathlib import Path
 
@@ -124,8 +125,9 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     keys = scan.keys()
     live = DirTree(root, keys=keys, folders=scan.folders, listing=(lambda: listing) if walker is not None else None)
     view = BrainView(live, cards=cache)
-    snapshot = _raw_snapshot(kept_raw, keys)  # given, it vouches that state.json is a render of this code's
-    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel), rendered=snapshot is not None)
+    records = _records(live, keys)
+    snapshot = _raw_snapshot(kept_raw, _records_key(records))
+    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
     raw = raw_sessions(live, keys.vouched_entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                        lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
@@ -137,7 +139,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     if not plan.pending:
         report.status = "nothing-to-do"
         if not settings.dry_run:
-            _keep_raw_snapshot(cache, raw, state, keys.get(layout.STATE))
+            _keep_raw_snapshot(cache, raw, state, _records_key(records))
             cache.save()
         return report
 
@@ -269,7 +271,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
         sync_plan = None
         if not settings.dry_run and report.status != "failed":
             sync_plan = plan_sync(staged.written, staged.derived_from, read_live(root, list(staged.written)))
-            # What the last regenerate wrote (state.json, 2 MB, most of it) is committed early too,
+            # What the last regenerate wrote (state.json, 0.5 MB on the 10k Brain, most of it) is committed early too,
             # while the staged files are written out and sync asks git who commits.
             early = _early_commit(settings, staged, head, live, on=early, plan=sync_plan)
         staged.flush()
@@ -291,7 +293,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
 
                 def meanwhile() -> None:  # while git writes the commit: what the caches keep if it lands as planned
                     if layout.STATE in sync.writes:
-                        snapshots[RAW_SNAPSHOT] = _raw_snapshot_data(cache, raw, state, blob_id(sync.writes[layout.STATE].encode("utf-8")))
+                        snapshots[RAW_SNAPSHOT] = _raw_snapshot_data(cache, raw, state, _records_key(records, sync.writes))
                     snapshots[INDEX_SNAPSHOT] = _index_snapshot_data(comp, sync, keys)
 
                 # What the run's writes do to the folders they go in is watched, so that the listing
@@ -409,24 +411,41 @@ def _early_commit(settings: DreamSettings, staged: StagedTree, head: str | None,
     return EarlyCommit(settings.root, plan.writes, head, on=on) if plan.writes else on
 
 
-def _raw_snapshot(kept: RawSnapshot | None, keys) -> RawSnapshot | None:
-    """The snapshot the last run left (`kept`), when it describes the state.json the Brain holds now."""
-    state_blob = keys.get(layout.STATE) if keys else None
-    return kept if kept is not None and state_blob and kept.state == state_blob else None
+def _records(live: DirTree, keys) -> dict[str, str | None]:
+    """state.json and each `.dream/sessions/` shard in the working tree → its blob id as git vouches
+    for it (None: git cannot): what the raw sessions are measured against (_records_key)."""
+    return {rel: keys.get(rel) if keys else None for rel in (layout.STATE, *live.under(layout.SESSION_RECORDS + "/"))}
 
 
-def _keep_raw_snapshot(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> None:
-    """Keep, with the next cache save, what this run knew of sessions/raw/ under the state.json
-    that is now the blob `state_blob` (None: git cannot say; the old snapshot no longer applies)."""
-    data = _raw_snapshot_data(cache, raw, state, state_blob)
+def _records_key(records: dict[str, str | None], writes: dict[str, str] | None = None) -> str | None:
+    """One id for the session records (`_records`) with `writes` (path → text) committed over them;
+    None when git could not vouch for one of them (the raw snapshot then does not apply)."""
+    blobs = dict(records)
+    for rel, text in (writes or {}).items():
+        if rel == layout.STATE or rel.startswith(layout.SESSION_RECORDS + "/"):
+            blobs[rel] = blob_id(text.encode("utf-8"))
+    if any(blob is None for blob in blobs.values()):
+        return None
+    return hashlib.sha1("".join(f"{rel} {blob}\n" for rel, blob in sorted(blobs.items())).encode("utf-8")).hexdigest()
+
+
+def _raw_snapshot(kept: RawSnapshot | None, records_key: str | None) -> RawSnapshot | None:
+    """The snapshot the last run left (`kept`), when it describes the session records the Brain holds now."""
+    return kept if kept is not None and records_key is not None and kept.records == records_key else None
+
+
+def _keep_raw_snapshot(cache: DocCache, raw: RawSessions, state, records_key: str | None) -> None:
+    """Keep, with the next cache save, what this run knew of sessions/raw/ under the session records
+    whose key is now `records_key` (None: git cannot say; the old snapshot no longer applies)."""
+    data = _raw_snapshot_data(cache, raw, state, records_key)
     if data is not None:
         cache.keep_file(RAW_SNAPSHOT, data)
 
 
-def _raw_snapshot_data(cache: DocCache, raw: RawSessions, state, state_blob: str | None) -> bytes | None:
+def _raw_snapshot_data(cache: DocCache, raw: RawSessions, state, records_key: str | None) -> bytes | None:
     """The snapshot `_keep_raw_snapshot` keeps; None: none to keep."""
-    if state_blob is not None and raw.entries:
-        return next_snapshot(raw, state, state_blob).dump(cache.version)
+    if records_key is not None and raw.entries:
+        return next_snapshot(raw, state, records_key).dump(cache.version)
     return None
 
 
@@ -443,10 +462,11 @@ def _deleted_pages(facts: HeadFacts, live: DirTree, state) -> list[str]:
 
 
 def _shard_problems(report: RunReport, state) -> None:
-    """Unreadable `.dream/written/` shards the run met (read as needed) go into its problems."""
-    problem = shard_problem(state.written)
-    if problem and problem not in report.problems:
-        report.problems.append(problem)
+    """Unreadable shards of state.json the run met (read as needed) go into its problems."""
+    for shards in (state.sessions, state.written):
+        problem = shard_problem(shards)
+        if problem and problem not in report.problems:
+            report.problems.append(problem)
 
 
 

@@ -11,7 +11,7 @@ from brain.model import Model
 from brain.repo import BrainRepo
 from brain.tree import DirTree
 from dream.phases.orient import list_session_files, plan_sessions
-from dream.state import parse_state
+from dream.state import parse_state, shard_problem
 
 
 class RunLine(Model):
@@ -49,7 +49,8 @@ def status(root: Path, limit: int = 10) -> Status:
     # (the cache is only read here: status writes nothing).
     tree = DirTree(root, keys=worktree_keys(root))
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
-    state, problem = parse_state(tree.read_text(layout.STATE) if tree.exists(layout.STATE) else None)
+    state, problem = parse_state(tree.read_text(layout.STATE) if tree.exists(layout.STATE) else None,
+                                 lambda rel: tree.read_text(rel) if tree.exists(rel) else None)
     files, problems = list_session_files(tree, lambda rels: cache.session_hashes(rels, tree))
     plan = plan_sessions(files, state, None)
     runs = [
@@ -57,4 +58,5 @@ def status(root: Path, limit: int = 10) -> Status:
         for e in BrainRepo(Path(root)).log(limit=200)
         if e.run_id
     ][:limit]
-    return Status(runs=runs, pending=[p.id for p in plan.pending], processed=len(state.sessions), problems=problems + ([problem] if problem else []))
+    return Status(runs=runs, pending=[p.id for p in plan.pending], processed=len(state.sessions),
+                  problems=problems + ([problem] if problem else []) + ([p] if (p := shard_problem(state.sessions)) else []))

@@ -87,7 +87,7 @@ class Journal(Model):
     old: str | None
     new: str
     # path → git blob id of the file before the run (None: it did not exist). Ids, not texts: the
-    # journal is written on every sync, and state.json alone is megabytes.
+    # journal is written on every sync, and a large Brain's generated files are megabytes.
     before: dict[str, str | None] = Field(default_factory=dict)
     files: dict[str, str | None] | None = None  # the texts themselves: journals of earlier versions
 
@@ -632,7 +632,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     owner's and is left alone, showing as their uncommitted change. `copies`: files already holding
     a target's bytes (the staged folder's); a file new to the working tree is hard-linked from its
     copy, which costs a fifth of writing it (a full compile creates one file per note). `target_ids`:
-    the blob id of each target where the caller knows it (not hashed again: state.json is megabytes).
+    the blob id of each target where the caller knows it (not hashed again: a large Brain's generated files are megabytes).
     `wait=False`: returns with git's index update still running (IndexUpdate.wait() ends it).
     `read`: path → (bytes, blob id) of files hashed moments ago (apply_sync's journal "before").
     """

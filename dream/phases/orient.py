@@ -77,21 +77,22 @@ def raw_listing(tree: Tree) -> list[str]:
 class RawSnapshot(NamedTuple):
     """What a run knew of sessions/raw/ when it ended, kept in the run's cache for the next one.
 
-    `entries` are git's index entries of the raw files git vouched for when the run began; `state` is
-    the blob id of the state.json the run committed. While state.json is still that blob, a file
-    whose entry is still among `entries` (and whose bytes git still vouches for) has the content it
-    had then, measured against the same state: it is pending now exactly when it was then, which
+    `entries` are git's index entries of the raw files git vouched for when the run began; `records`
+    is the key of the session records the run committed (state.json and `.dream/sessions/`, by blob
+    id: dream.run._records_key). While the records are still those, a file whose entry is still
+    among `entries` (and whose bytes git still vouches for) has the content it had then, measured
+    against the same records: it is pending now exactly when it was then, which
     `pending` says (rel → (id, content hash)). `skipped` are those of them list_session_files
     skipped (bad names, links): looked at again, so they are reported again. A nightly run then
     examines only the files that are new, changed, pending or skipped, not each of 10,000."""
 
-    state: str
+    records: str
     entries: frozenset[bytes]
     pending: dict[str, tuple[str, str]]
     skipped: frozenset[str]
 
     def dump(self, version: str) -> bytes:
-        head = {"state": self.state, "pending": self.pending, "skipped": sorted(self.skipped)}
+        head = {"records": self.records, "pending": self.pending, "skipped": sorted(self.skipped)}
         return frame(version, head, b"\0".join(sorted(self.entries)))
 
     @classmethod
@@ -102,13 +103,13 @@ class RawSnapshot(NamedTuple):
             return None
         head, body = found
         try:
-            ok = (isinstance(head["state"], str) and all(isinstance(v, str) for v in head["skipped"])
+            ok = (isinstance(head["records"], str) and all(isinstance(v, str) for v in head["skipped"])
                   and all(isinstance(v, list) and len(v) == 2 and all(isinstance(x, str) for x in v) for v in head["pending"].values()))
         except (KeyError, TypeError, AttributeError):
             return None
         if not ok:
             return None
-        return cls(head["state"], frozenset(body.split(b"\0")) if body else frozenset(),
+        return cls(head["records"], frozenset(body.split(b"\0")) if body else frozenset(),
                    {rel: (v[0], v[1]) for rel, v in head["pending"].items()}, frozenset(head["skipped"]))
 
 
@@ -134,7 +135,7 @@ class RawSessions:
 
 def raw_sessions(tree: Tree, entries: dict[str, bytes] | None, named: frozenset[str], snapshot: RawSnapshot | None,
                  hashes_of: Callable[[list[str], bool], dict[str, str]] | None = None) -> RawSessions:
-    """The raw sessions to plan from: every one, or (with a `snapshot` of the current state.json)
+    """The raw sessions to plan from: every one, or (with a `snapshot` taken under the current session records)
     those whose index entry is not among the snapshot's, that git does not vouch for, or that were
     pending or skipped then. `entries`: rel → git's index entry of each file in sessions/raw/ git
     vouches for (GitKeys.vouched_entries; None: git cannot say, and every file is examined);
@@ -152,8 +153,8 @@ def raw_sessions(tree: Tree, entries: dict[str, bytes] | None, named: frozenset[
     return RawSessions(files, problems, examined, entries, named)
 
 
-def next_snapshot(raw: RawSessions, state: DreamState, state_blob: str) -> RawSnapshot:
-    """The snapshot to keep after a run that committed `state` as the blob `state_blob`."""
+def next_snapshot(raw: RawSessions, state: DreamState, records: str) -> RawSnapshot:
+    """The snapshot to keep after a run that committed `state`, its session records keyed `records`."""
     prefix = layout.SESSIONS_RAW + "/"
     pending: dict[str, tuple[str, str]] = {}
     taken = set()
@@ -164,7 +165,7 @@ def next_snapshot(raw: RawSessions, state: DreamState, state_blob: str) -> RawSn
         if rel in raw.entries and (seen is None or seen.hash != f.hash):
             pending[rel] = (f.id, f.hash)
     skipped = frozenset(rel for rel in raw.examined if rel not in taken and rel in raw.entries)
-    return RawSnapshot(state_blob, frozenset(raw.entries.values()), pending, skipped)
+    return RawSnapshot(records, frozenset(raw.entries.values()), pending, skipped)
 
 
 def plan_sessions(files: list[SessionFile], state: DreamState, max_sessions: int | None) -> RunPlan:

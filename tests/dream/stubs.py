@@ -338,9 +338,8 @@ def run_report(root, result=None) -> dict:
 
 
 def pending(root) -> list[str]:
-    """Sessions not in .dream/state.json (what the next run will process)."""
-    from nadia_runs import RAW
+    """Sessions the state does not record (what the next run will process)."""
+    from nadia_runs import RAW, processed
 
-    state = root / ".dream" / "state.json"
-    done = json.loads(state.read_text(encoding="utf-8"))["sessions"] if state.is_file() else {}
+    done = processed(root)
     return sorted(p.stem for p in (root / RAW).glob("*.jsonl") if p.stem not in done)

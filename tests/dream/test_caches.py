@@ -585,7 +585,7 @@ def test_a_run_that_stops_before_the_listing_leaves_no_walker_behind(compiled_co
     real = listing_module.start_helper  # the walker stays to serve the run's last writes
     monkeypatch.setattr(listing_module, "start_helper", lambda fn, serve: started.append(real(fn, serve)) or started[-1])
     state = compiled_copy / ".dream/state.json"
-    state.write_text(json.dumps({**json.loads(state.read_text(encoding="utf-8")), "version": 3}), encoding="utf-8")
+    state.write_text(json.dumps({**json.loads(state.read_text(encoding="utf-8")), "version": 99}), encoding="utf-8")
     with pytest.raises(BrainError, match="newer Dream"):
         dream(compiled_copy, "2026-07-21T02:00:00Z")
     assert len(started) == 1 and started[0].pid == 0  # stopped and reaped, not left blocked on its pipe

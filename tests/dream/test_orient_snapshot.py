@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from brain import layout
-from brain.repo import blob_id
 from brain.scan import GitKeys, WorktreeScan
 from brain.tree import DirTree
 from dream.compile import DocCache
 from dream.phases.orient import RawSnapshot, next_snapshot, plan_sessions, raw_sessions
+from dream.run import _raw_snapshot, _records, _records_key
 from dream.state import SessionState, parse_state
 
 RAW = layout.SESSIONS_RAW
@@ -37,14 +37,23 @@ def _orient(root: Path, snapshot: RawSnapshot | None, cache: DocCache, max_sessi
     scan = WorktreeScan(root)
     keys = scan.keys()
     tree = DirTree(root, keys=keys, folders=scan.folders)
-    state, _ = parse_state((root / layout.STATE).read_text(encoding="utf-8"))
-    state_blob = keys.get(layout.STATE)
-    if snapshot is not None and snapshot.state != state_blob:
-        snapshot = None  # as dream.run._raw_snapshot: only for the state.json it was taken under
+    records = _records(tree, keys)
+    state, _ = parse_state(_text(root, layout.STATE), lambda rel: _text(root, rel))
+    snapshot = _raw_snapshot(snapshot, _records_key(records))  # only for the session records it was taken under
     raw = raw_sessions(tree, keys.vouched_entries(f"{RAW}/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                        lambda rels, every: cache.session_hashes(rels, tree, every))
-    return raw, state, plan_sessions(raw.files, state, max_sessions), snapshot is not None
+    return raw, state, plan_sessions(raw.files, state, max_sessions), snapshot is not None, records
+
+
+def _text(root: Path, rel: str) -> str | None:
+    return (root / rel).read_text(encoding="utf-8") if (root / rel).is_file() else None
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
 
 
 @pytest.mark.parametrize("seed", range(16))
@@ -62,7 +71,7 @@ def test_a_plan_from_the_snapshot_is_the_plan_from_every_file(tmp_path: Path, se
     for step in range(40):
         present = sorted(p.name[:-6] for p in (root / RAW).glob("*.jsonl") if not p.is_symlink())
         op = rnd.choice(["add", "add", "add-untracked", "grow", "grow-uncommitted", "stage", "delete", "delete-uncommitted",
-                         "revert", "bad-name", "link", "state-by-hand", "nothing"])
+                         "revert", "bad-name", "link", "state-by-hand", "state-by-hand-uncommitted", "nothing"])
         if op.startswith("add") and len(present) < len(names):
             sid = rnd.choice([n for n in names if n not in present])
             (root / RAW / f"{sid}.jsonl").write_text(_session(sid, rnd.randint(1, 4)), encoding="utf-8")
@@ -97,29 +106,37 @@ def test_a_plan_from_the_snapshot_is_the_plan_from_every_file(tmp_path: Path, se
             if rnd.random() < 0.5:
                 _git(root, "add", "-A", RAW)
                 _git(root, "commit", "-q", "--allow-empty", "-m", "link")
-        elif op == "state-by-hand":
-            state, _ = parse_state((root / layout.STATE).read_text(encoding="utf-8"))
+        elif op.startswith("state-by-hand"):
+            # The owner drops a session's record (to have it processed again), or changes one,
+            # committed or not; a shard new to git is untracked until a run commits it.
+            state, _ = parse_state(_text(root, layout.STATE), lambda rel: _text(root, rel))
             if state.sessions:
-                state.sessions.pop(rnd.choice(sorted(state.sessions)))
-            (root / layout.STATE).write_text(state.render()[layout.STATE], encoding="utf-8")
-            _git(root, "commit", "-q", "--allow-empty", "-am", "owner edits the state")
+                sid = rnd.choice(sorted(state.sessions))
+                if rnd.random() < 0.5:
+                    state.sessions.pop(sid)
+                else:
+                    state.sessions[sid] = SessionState(hash="0" * 64, turns=1, run="by-hand")
+            _write(root, state.render())
+            if op == "state-by-hand":
+                _git(root, "commit", "-q", "--allow-empty", "-am", "owner edits the state")
         max_sessions = rnd.choice([None, 1, 2])
-        fast_raw, state, fast, was_used = _orient(root, snapshot, cache, max_sessions)
-        _, _, slow, _ = _orient(root, None, cache, max_sessions)
+        fast_raw, state, fast, was_used, records = _orient(root, snapshot, cache, max_sessions)
+        _, _, slow, _, _ = _orient(root, None, cache, max_sessions)
         assert fast == slow, (step, op)
         assert sorted(fast_raw.problems) == sorted(_orient(root, None, cache, max_sessions)[0].problems), (step, op)
         used += was_used
-        # A run: some pending sessions are processed (others fail or wait), state.json is committed.
+        # A run: some pending sessions are processed (others fail or wait), the state is committed.
         if rnd.random() < 0.15:
             continue  # a failed or dry run: no commit, the old snapshot stays
         for p in fast.pending:
             if rnd.random() < 0.8:
                 state.sessions[p.id] = SessionState(hash=p.hash, turns=p.seen_turns + 1, run=f"r{step}")
-        text = state.render(last_run=f"r{step}")[layout.STATE]
-        (root / layout.STATE).write_text(text, encoding="utf-8")
-        _git(root, "add", layout.STATE)
+        files = state.render(last_run=f"r{step}")
+        _write(root, files)
+        _git(root, "add", *files)
         _git(root, "commit", "-q", "--allow-empty", "-m", "dream")
-        snapshot = RawSnapshot.load(next_snapshot(fast_raw, state, blob_id(text.encode("utf-8"))).dump("v"), "v")
+        key = _records_key(records, files)  # as dream.run keeps it: None when git could not vouch for a record
+        snapshot = RawSnapshot.load(next_snapshot(fast_raw, state, key).dump("v"), "v") if key is not None else None
     assert used > 10  # the snapshot was taken most of the time
 
 

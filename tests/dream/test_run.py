@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from nadia_runs import (
     PERSONA,
     RAW,
     TRAILERS_RE,
+    add_session,
     added_files,
     assert_sound,
     commit_files,
@@ -27,6 +29,7 @@ from nadia_runs import (
     is_dream_path,
     nadia_inputs,
     plain,
+    processed,
     sections,
     turn_record,
     uncited_claims,
@@ -37,6 +40,7 @@ from brain.citations import CitationTarget
 from brain.page import parse_page
 from brain.tree import DirTree
 from brain.view import BrainView
+from dream.state import session_shard
 from validators import run_checks
 
 #: Machine state that is not output: ignored by git (.gitignore of `brain init`).
@@ -249,8 +253,7 @@ def test_a_new_session_touches_only_what_it_is_about_and_then_there_is_nothing_t
 
 def test_a_grown_session_is_compiled_from_its_first_new_turn(compiled_copy: Path) -> None:
     root = compiled_copy
-    state = json.loads((root / ".dream/state.json").read_text(encoding="utf-8"))
-    assert state["sessions"][LAST_SESSION]["turns"] == 8
+    assert processed(root)[LAST_SESSION]["turns"] == 8
     with open(root / RAW / f"{LAST_SESSION}.jsonl", "a", encoding="utf-8") as fh:
         for record in (
             turn_record(9, "user", "Kenji Mori will present the final report in Kyoto on August 5.", "2026-07-16T10:00:00+09:00"),
@@ -267,10 +270,35 @@ def test_a_grown_session_is_compiled_from_its_first_new_turn(compiled_copy: Path
         note = parse_page((root / rel).read_text(encoding="utf-8"), rel)
         targets = [CitationTarget.parse(t) for t in note.frontmatter.sources.values()]
         assert targets and all(t.kind == "session" and t.ref == LAST_SESSION and t.first_turn > 8 for t in targets), rel
-    state = json.loads((root / ".dream/state.json").read_text(encoding="utf-8"))
-    assert state["sessions"][LAST_SESSION]["turns"] == 10
+    assert processed(root)[LAST_SESSION]["turns"] == 10
     summary = f"sessions/summaries/{LAST_SESSION}.md"
     assert parse_page((root / summary).read_text(encoding="utf-8"), summary).frontmatter.extras()["turns"] == 10
     assert f"[[{LAST_SESSION}|Report figures]] (10 turns)" in (root / "sessions/index.md").read_text(encoding="utf-8")
     assert [p for p in commit_files(root) if not is_dream_path(p)] == []
+    assert_sound(root)
+
+
+def test_a_version_2_state_has_its_sessions_moved_to_shards_by_the_next_run(compiled_copy: Path) -> None:
+    """A Brain whose state.json still holds the sessions (version 2): the next run processes only
+    what is new, and its commit moves every record to `.dream/sessions/`."""
+    root = compiled_copy
+    sessions = processed(root)
+    state_path = root / ".dream/state.json"
+    old = {**json.loads(state_path.read_text(encoding="utf-8")), "sessions": sessions, "version": 2}
+    state_path.write_text(json.dumps(old, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    shutil.rmtree(root / ".dream/sessions")
+    git(root, "add", "-A", ".dream")
+    git(root, "commit", "-q", "-m", "a Brain of an older Dream")
+    sid = "2026-07-20-new-tool"
+    add_session(root, sid, "2026-07-20T10:00:00+09:00", [("user", "I prefer PDF exports for the quarterly report."), ("assistant", "Noted.")])
+
+    report = dream(root, "2026-07-21T02:00:00Z")
+    assert report.status == "ok" and report.sessions == [sid]
+    now = processed(root)
+    assert {k: v for k, v in now.items() if k != sid} == sessions and now[sid]["turns"] == 2
+    head_state = json.loads(state_path.read_text(encoding="utf-8"))
+    assert "sessions" not in head_state and head_state["version"] == 3
+    shards = {p for p in commit_files(root) if p.startswith(".dream/sessions/")}
+    assert shards == {session_shard(s) for s in now}
+    assert git(root, "status", "--porcelain") == ""
     assert_sound(root)

@@ -24,6 +24,7 @@ from nadia_runs import (
     head,
     is_dream_path,
     nadia_inputs,
+    processed,
     session_text,
 )
 
@@ -238,8 +239,7 @@ def test_max_sessions_compiles_that_many_and_defers_the_rest(tmp_path: Path, dre
     assert report["status"] == "ok"
     assert report["sessions"] == NADIA_IDS[:2]
     assert report["deferred"] == NADIA_IDS[2:]
-    state = json.loads((root / ".dream/state.json").read_text(encoding="utf-8"))
-    assert sorted(state["sessions"]) == NADIA_IDS[:2]
+    assert sorted(processed(root)) == NADIA_IDS[:2]
 
     status = dream_cli("status", "--brain", root)
     subject = git(root, "log", "-1", "--format=%s").strip()
