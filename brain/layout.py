@@ -138,12 +138,12 @@ def unsafe_reason(rel_path: str) -> str | None:
     return None
 
 
+_STATE_SHARD_PREFIXES = tuple(folder + "/" for folder in STATE_SHARDS)
+
+
 def is_state_path(rel_path: str) -> bool:
     """`.dream/state.json` or one of its shards (`.dream/written/`, `.dream/sessions/`): Dream's record, never merged."""
     return rel_path == STATE or rel_path.startswith(_STATE_SHARD_PREFIXES)
-
-
-_STATE_SHARD_PREFIXES = tuple(folder + "/" for folder in STATE_SHARDS)
 
 
 def dream_may_write(rel_path: str) -> bool:

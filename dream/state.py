@@ -219,7 +219,6 @@ written_shard = Written.shard  # the `.dream/written/` file holding a path's ent
 session_shard = SessionRecords.shard  # the `.dream/sessions/` file holding a session's record
 #: Every shard file there can be, in order.
 WRITTEN_SHARDS = Written.shards()
-SESSION_SHARDS = SessionRecords.shards()
 
 
 def dumps_indented(data: object) -> str:
@@ -265,10 +264,11 @@ def _plain(strings: list[str]) -> bool:
 
 
 def _plain_table(value: dict[str, object], pad: str) -> str | None:
-    """The two shapes that make state.json megabytes, laid out by string formatting, not one value
-    at a time: str → str (`written`, 57,000 paths on the 10k Brain) and str → a dict with the same
-    keys in each, every column all strings or all ints (`sessions`, 10,000). Else None (the general
-    path). Only strings json writes as they are qualify, so the bytes are json.dumps's."""
+    """The two shapes of the state's shards, laid out by string formatting, not one value at a
+    time: str → str (`written`, 57,000 paths on the 10k Brain) and str → a dict with the same keys
+    in each, every column all strings or all ints (`sessions`, 10,000); a first compile or a
+    migration renders every shard of both. Else None (the general path). Only strings json writes
+    as they are qualify, so the bytes are json.dumps's."""
     keys = sorted(value)
     rows = [value[k] for k in keys]
     if not _plain(keys):
