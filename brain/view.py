@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 from collections import defaultdict
 from functools import cached_property
 from typing import TYPE_CHECKING, Callable, Collection, Iterable
@@ -100,9 +101,48 @@ _DOC_PATHS: "WeakKeyDictionary[Tree, list[str]]" = WeakKeyDictionary()
 
 
 #: Names a view looks up folder by folder (BrainView.resolve) before it maps every stem instead:
-#: a lookup costs one probe per notes folder (415 on the 10k Brain), the map as much as ~250
-#: lookups. A nightly run's gate asks about 200 names; a full compile's, tens of thousands.
+#: a lookup probes the folders whose names span it (one or two of 415 on the 10k Brain; every one,
+#: where all folders hold names alike), the map costs as much as ~250 lookups probing every folder.
+#: A nightly run's gate asks about 200 names; a full compile's, tens of thousands.
 RESOLVE_MAP_AFTER = 1000
+
+
+#: Documents a view looks up in its sorted list (BrainView._is_doc) before it hashes them all:
+#: a set of the 10k Brain's 57,000 paths costs as much as ~3,000 lookups by bisection (1.5 ms).
+DOC_SET_AFTER = 3000
+
+
+class FolderSpans:
+    """Which folders may hold a file of a given name: a folder's files span a range of names
+    (its first and last, sorted), and a name can be there only if the range holds it. Where each
+    folder's names share a prefix (a topic's notes begin with its slug) a name falls in one or two
+    ranges; where ranges overlap, it falls in each of them (so never fewer folders than hold it).
+
+    The ranges' ends cut the names into intervals; each interval keeps the folders whose range
+    covers its start (a sweep over the ends), and a lookup is one bisection."""
+
+    def __init__(self, spans: list[tuple[str, str, str]]) -> None:
+        """`spans`: (first name, last name, folder) of each folder, first <= last."""
+        self._bounds = sorted({end for first, last, _ in spans for end in (first, last)})
+        self._open: list[tuple[str, ...]] = []  # at each bound: the folders whose range holds it
+        starts = sorted(spans)
+        closing: list[tuple[str, str]] = []  # (last name, folder) of the folders open, a heap
+        current: dict[str, None] = {}
+        at = 0
+        for bound in self._bounds:
+            while at < len(starts) and starts[at][0] <= bound:
+                _, last, folder = starts[at]
+                current[folder] = None
+                heapq.heappush(closing, (last, folder))
+                at += 1
+            while closing and closing[0][0] < bound:
+                del current[heapq.heappop(closing)[1]]
+            self._open.append(tuple(current))
+
+    def holding(self, name: str) -> tuple[str, ...]:
+        """The folders whose range holds `name` (and any whose range ends at the bound just below it)."""
+        i = bisect.bisect_right(self._bounds, name) - 1
+        return self._open[i] if i >= 0 else ()
 
 
 def doc_paths_of(tree: Tree) -> list[str]:
@@ -200,6 +240,8 @@ class BrainView:
         self._clean_lines = clean_lines
         self._sessions: dict[str, Session | None] = {}
         self._resolved: dict[str, list[str]] = {}  # casefolded name → what resolve() found
+        self._doc_set: frozenset[str] | None = None  # the document paths, once asked about many (_is_doc)
+        self._doc_asks = 0
         self.session_problems: dict[str, list[SessionProblem]] = {}
 
     # -- documents --------------------------------------------------------------------------
@@ -231,15 +273,15 @@ class BrainView:
             return None
         return self._load([path]).get(path)
 
-    @cached_property
-    def _doc_path_set(self) -> frozenset[str]:
-        return frozenset(self._doc_paths)
-
     def _is_doc(self, path: str) -> bool:
-        """`path in _doc_path_set`, by bisection of the sorted list until the set is built (resolve
-        builds it: it probes hundreds of names per folder): a view asked about a few documents
-        does not hash the 57,000 paths of the 10k Brain."""
-        found = self.__dict__.get("_doc_path_set")
+        """Whether `path` is one of the view's documents: by bisection of the sorted list until the
+        view has been asked DOC_SET_AFTER times (a full compile's gate asks about every document),
+        then in a set of them: a view asked about a few does not hash the 57,000 paths of the 10k Brain."""
+        found = self._doc_set
+        if found is None:
+            self._doc_asks += 1
+            if self._doc_asks > DOC_SET_AFTER:
+                found = self._doc_set = frozenset(self._doc_paths)
         if found is not None:
             return path in found
         paths = self._doc_paths
@@ -371,27 +413,29 @@ class BrainView:
         return out
 
     @cached_property
-    def _stem_folders(self) -> tuple[list[str], list[tuple[str, str]]]:
-        """(each folder of notes and summaries, "notes/<topic>/"; (casefolded stem, path) of the
-        documents there whose path casefolding changes). A name is then looked up as a file in each
-        folder: 56,700 notes and summaries on the 10k Brain, 415 folders, a run resolves a few
-        hundred names; a map of every stem cost 40 ms of each run."""
+    def _stem_folders(self) -> tuple["FolderSpans", list[tuple[str, str]]]:
+        """(the folders of notes and summaries, "notes/<topic>/", by the span of file names each
+        holds; (casefolded stem, path) of the documents there whose path casefolding changes). A
+        name is then looked up as a file in the folders whose span holds it: 56,700 notes and
+        summaries on the 10k Brain in 415 folders, a run resolves a few hundred names; a map of
+        every stem cost 40 ms of each run, a probe of every folder for each name 8 ms."""
         paths = self._doc_paths
-        folders = []
+        spans = []
         i = bisect.bisect_left(paths, _NOTE_ROOT)
         while i < len(paths) and paths[i].startswith(_NOTE_ROOT):
             folder = paths[i][: paths[i].index("/", len(_NOTE_ROOT)) + 1]
-            folders.append(folder)
-            i = bisect.bisect_left(paths, _after(folder), i)
+            end = bisect.bisect_left(paths, _after(folder), i)
+            spans.append((paths[i][len(folder) :], paths[end - 1][len(folder) :], folder))
+            i = end
         summaries = layout.SESSIONS_SUMMARIES + "/"
-        if self.paths_under(summaries):
-            folders.append(summaries)
+        if found := self.paths_under(summaries):
+            spans.append((found[0][len(summaries) :], found[-1][len(summaries) :], summaries))
         rest = self._named_docs
         joined = "\0".join(rest)
         odd = []
         if joined.casefold() != joined:  # a name with capitals (an owner's file): found by its folded stem
             odd = [(p.casefold().rpartition("/")[2][:-3], p) for p in rest if p.casefold() != p]
-        return folders, odd
+        return FolderSpans(spans), odd
 
     @cached_property
     def _named_docs(self) -> list[str]:
@@ -419,8 +463,9 @@ class BrainView:
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id), sorted.
 
-        A name is looked up in each folder of notes until the view has been asked RESOLVE_MAP_AFTER
-        names; then a map of every stem is built once (the two give the same answers)."""
+        A name is looked up in the folders of notes whose span of names holds it until the view has
+        been asked RESOLVE_MAP_AFTER names; then a map of every stem is built once (the two give the
+        same answers)."""
         key = name.strip().casefold()
         found = self._resolved.get(key)
         if found is None:
@@ -429,9 +474,9 @@ class BrainView:
                 if len(self._resolved) >= RESOLVE_MAP_AFTER:
                     hits.update(self._stem_map.get(key, ()))
                 else:
-                    folders, odd = self._stem_folders
-                    has = self._doc_path_set
-                    hits.update(f for f in (f"{folder}{key}.md" for folder in folders) if f in has)
+                    spans, odd = self._stem_folders
+                    name = key + ".md"
+                    hits.update(p for p in (folder + name for folder in spans.holding(name)) if self._is_doc(p))
                     hits.update(p for stem, p in odd if stem == key)
             found = self._resolved[key] = sorted(hits)
         return list(found)

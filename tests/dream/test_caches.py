@@ -681,7 +681,7 @@ def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path,
 
     monkeypatch.setattr(view_module, "RESOLVE_MAP_AFTER", 0 if by_map else 10**6)
     rng = random.Random(seed)
-    stems = ["tea", "Tea", "TEA", "straße", "strasse", "s1", "ada", "Ada-B", "x", "only"]
+    stems = ["tea", "Tea", "TEA", "straße", "strasse", "s1", "ada", "Ada-B", "x", "only", "a", "zz", "tea-2", "tea.x", "ada-c"]
     files = {}
     for _ in range(rng.randrange(5, 40)):
         folder = rng.choice(["notes/ada/", "notes/Ben/", "notes/cleo/", "sessions/summaries/", "knowledge/people/"])
@@ -701,8 +701,31 @@ def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path,
         if doc_kind(path) == "page":
             for alias in view.page_card(path)["aliases"]:
                 names[alias.strip().casefold()].add(path)
-    for asked in stems + [s.upper() for s in stems] + ["nobody", "", "ada/tea", " tea "]:
+    for asked in stems + [s.upper() for s in stems] + ["nobody", "", "ada/tea", " tea ", "0", "b", "tea-1", "zzz"]:
         assert view.resolve(asked) == sorted(names.get(asked.strip().casefold(), ())), asked
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_folder_spans_give_every_folder_that_may_hold_a_name(seed: int):
+    """FolderSpans.holding(name): exactly the folders whose range of names holds the bound at or
+    below the name, so every folder that holds the name (ranges nested, overlapping, apart, equal)."""
+    import random
+
+    from brain.view import FolderSpans
+
+    rng = random.Random(seed)
+    letters = "abcd"
+    folders = {}
+    for f in range(rng.randrange(0, 12)):
+        prefix = rng.choice(["", "", rng.choice(letters)])
+        folders[f"f{f}/"] = sorted({prefix + "".join(rng.choices(letters, k=rng.randrange(1, 4))) for _ in range(rng.randrange(1, 6))})
+    spans = FolderSpans([(names[0], names[-1], folder) for folder, names in folders.items()])
+    bounds = sorted({n for names in folders.values() for n in (names[0], names[-1])})
+    for name in {"".join(rng.choices(letters + "e", k=rng.randrange(0, 5))) for _ in range(60)} | set(bounds):
+        below = [b for b in bounds if b <= name]
+        expected = {f for f, names in folders.items() if below and names[0] <= below[-1] <= names[-1]}
+        assert set(spans.holding(name)) == expected, name
+        assert {f for f, names in folders.items() if name in names} <= expected, name
 
 
 def test_a_run_keeps_the_listing_and_the_next_run_sees_what_came_since(compiled_copy: Path, monkeypatch):
