@@ -11,7 +11,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -137,10 +137,15 @@ def source_lines(page: Page) -> dict[int, int]:
 
 
 class LineIndex:
-    """1-based line of a character offset in a text (binary search over newline offsets)."""
+    """1-based line of a character offset in a text (binary search over newline offsets, found
+    when first asked: most texts a gate scans have nothing to point at)."""
 
     def __init__(self, text: str) -> None:
-        self._starts = _newlines(text)
+        self._text = text
+
+    @cached_property
+    def _starts(self) -> list[int]:
+        return _newlines(self._text)
 
     def line(self, offset: int) -> int:
         return bisect.bisect_left(self._starts, offset) + 1

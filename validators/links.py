@@ -32,6 +32,7 @@ def _guesses(target: str) -> list[str]:
 
 @check("L001", "error", "[[link]] that resolves to no page, alias, note or session summary")
 def unresolved_link(view: BrainView) -> Iterator[Item]:
+    readable: dict[str, bool] = {}  # target → whether a file it names parses (a target is linked again and again)
     for path, page in view.docs.items():
         for link in page.links:
             if not link.target:
@@ -39,7 +40,9 @@ def unresolved_link(view: BrainView) -> Iterator[Item]:
                     yield path, link.line, "[[]] links nothing; write [[slug]] or remove it"
                 continue
             hits = view.resolve(link.target)
-            if hits and not any(view.readable(h) for h in hits):
+            if hits and link.target not in readable:
+                readable[link.target] = any(view.readable(h) for h in hits)
+            if hits and not readable[link.target]:
                 yield path, link.line, f"{_show(link.target)} points at {hits[0]}, which cannot be read (see its F001)"
                 continue
             if hits:
