@@ -40,7 +40,7 @@ from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import SessionState, parse_state, shard_problem
 from dream.timing import PhaseClock
-from validators.safety import LINE_RECORDS
+from validators.safety import LINE_RECORDS, lines_clean
 from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, SyncPlan, apply_sync, fault, plan_sync, read_live, recover
 from dream.backends.base import RunContext
 from dream.calls import over_budget
@@ -379,15 +379,17 @@ def _clean_lines(live: DirTree, record: dict[str, str]):
 def _clean_record_data(cache: DocCache, record: dict[str, str], scanned: dict[str, str], flagged: set[str],
                        writes: dict[str, str]) -> bytes:
     """The record after a run landed `writes`: a generated index the gate scanned with no X finding
-    and that landed as scanned (the last regenerate can change knowledge/log.md's figures) is named
-    by its new blob; the other entries stay (a blob found clean stays clean: the next run compares
-    it with the file)."""
+    is named by the blob that landed, when that is the text scanned or its other lines are clean
+    too (the last regenerate changes knowledge/log.md's figures: those lines are scanned here;
+    else the next run would scan the whole log, whose first compile's line names every session);
+    the other entries stay (a blob found clean stays clean: the next run compares it with the file)."""
     files = dict(record)
     for rel, text in scanned.items():
         if rel in writes:
             files.pop(rel, None)
-            if rel not in flagged and writes[rel] == text:
-                files[rel] = blob_id(text.encode("utf-8"))
+            landed = writes[rel]
+            if rel not in flagged and (landed == text or lines_clean(landed, text.split("\n"))):
+                files[rel] = blob_id(landed.encode("utf-8"))
     return "".join([f"version {_clean_version(cache)}\n"] + [f"{rel}\t{blob}\n" for rel, blob in sorted(files.items())]).encode("utf-8")
 
 

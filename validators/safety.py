@@ -10,7 +10,7 @@ injection_spans, strip_invisible (plus invisible_spans and untrusted_regions).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from brain import layout
@@ -86,6 +86,15 @@ def _spans(view: BrainView, rel: str, text: str) -> tuple[list[Span], list[Span]
             injections += [(at + a, at + b, kind) for a, b, kind in injection_spans(line)]
         at += len(line) + 1
     return secrets, injections
+
+
+def lines_clean(text: str, clean: Collection[str]) -> bool:
+    """Whether the X checks, scanning a generated index (LINE_RECORDS) line by line past the lines
+    `clean` (found clean before), would find nothing: no secret and no instruction in any other
+    line. False for a text they would scan whole (a construct that may span lines)."""
+    if any(marker in text for marker in _SPANNING):
+        return False
+    return not any(secret_spans(line) or injection_spans(line) for line in set(text.split("\n")).difference(clean) if line)
 
 
 def _snippet(text: str, limit: int = 60) -> str:
