@@ -107,7 +107,10 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
 
 
 def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: list[str]) -> None:
-    if comp.live_page(slug) is None and slug not in comp.new_pages:
+    """A page for `slug` is made by this run unless a live one parses (known by its card: an
+    unchanged page is not parsed to tell)."""
+    path = comp.page_path(slug)
+    if (path is None or not comp.view.readable(path)) and slug not in comp.new_pages:
         comp.new_pages[slug] = (title, type_, aliases)
 
 
