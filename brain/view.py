@@ -113,34 +113,34 @@ DOC_SET_AFTER = 3000
 
 
 class FolderSpans:
-    """Which folders may hold a file of a given name: a folder's files span a range of names
-    (its first and last, sorted), and a name can be there only if the range holds it. Where each
-    folder's names share a prefix (a topic's notes begin with its slug) a name falls in one or two
-    ranges; where ranges overlap, it falls in each of them (so never fewer folders than hold it).
+    """Which folders may hold a file of a given name: a span of a folder's names (the first and
+    last of a run of them, sorted) can hold a name only if it falls between the two. Where each
+    span covers names alike (a topic's notes that begin with its slug) a name falls in one or two;
+    where spans overlap, in each of them (so never fewer folders than hold it).
 
-    The ranges' ends cut the names into intervals; each interval keeps the folders whose range
-    covers its start (a sweep over the ends), and a lookup is one bisection."""
+    The spans' ends cut the names into intervals; each interval keeps the folders with a span
+    that covers its start (a sweep over the ends), and a lookup is one bisection."""
 
     def __init__(self, spans: list[tuple[str, str, str]]) -> None:
-        """`spans`: (first name, last name, folder) of each folder, first <= last."""
+        """`spans`: (first name, last name, folder), first <= last; a folder's spans do not overlap."""
         self._bounds = sorted({end for first, last, _ in spans for end in (first, last)})
-        self._open: list[tuple[str, ...]] = []  # at each bound: the folders whose range holds it
-        starts = sorted(spans)
-        closing: list[tuple[str, str]] = []  # (last name, folder) of the folders open, a heap
-        current: dict[str, None] = {}
+        self._open: list[tuple[str, ...]] = []  # at each bound: the folders with a span that holds it
+        starts = sorted((first, last, n, folder) for n, (first, last, folder) in enumerate(spans))
+        closing: list[tuple[str, int]] = []  # (last name, span) of the spans open, a heap
+        current: dict[int, str] = {}  # span → its folder (one span of a folder is open at a time)
         at = 0
         for bound in self._bounds:
             while at < len(starts) and starts[at][0] <= bound:
-                _, last, folder = starts[at]
-                current[folder] = None
-                heapq.heappush(closing, (last, folder))
+                _, last, n, folder = starts[at]
+                current[n] = folder
+                heapq.heappush(closing, (last, n))
                 at += 1
             while closing and closing[0][0] < bound:
                 del current[heapq.heappop(closing)[1]]
-            self._open.append(tuple(current))
+            self._open.append(tuple(current.values()))
 
     def holding(self, name: str) -> tuple[str, ...]:
-        """The folders whose range holds `name` (and any whose range ends at the bound just below it)."""
+        """The folders with a span that holds `name` (and any whose span ends at the bound just below it)."""
         i = bisect.bisect_right(self._bounds, name) - 1
         return self._open[i] if i >= 0 else ()
 
@@ -414,22 +414,35 @@ class BrainView:
 
     @cached_property
     def _stem_folders(self) -> tuple["FolderSpans", list[tuple[str, str]]]:
-        """(the folders of notes and summaries, "notes/<topic>/", by the span of file names each
+        """(the folders of notes and summaries, "notes/<topic>/", by the spans of file names each
         holds; (casefolded stem, path) of the documents there whose path casefolding changes). A
-        name is then looked up as a file in the folders whose span holds it: 56,700 notes and
-        summaries on the 10k Brain in 415 folders, a run resolves a few hundred names; a map of
-        every stem cost 40 ms of each run, a probe of every folder for each name 8 ms."""
+        name is then looked up as a file in the folders with a span that holds it: 56,700 notes
+        and summaries on the 10k Brain in 415 folders, a run resolves a few hundred names; a map
+        of every stem cost 40 ms of each run, a probe of every folder for each name 8 ms. A span
+        per folder was not enough: an organisation's folder holds "blue-coop-..." and "we-..."
+        notes, so a name fell in 57 of them on average; a span per first letter, in one."""
         paths = self._doc_paths
-        spans = []
+        spans: list[tuple[str, str, str]] = []
+
+        def add(folder: str, i: int, end: int) -> None:
+            """The spans of paths[i:end], the files of `folder`: one per first letter of their
+            names (an organisation's notes begin with its slug, or with "we-decided-...")."""
+            n = len(folder)
+            while i < end:
+                letter = ord(paths[i][n])
+                j = bisect.bisect_left(paths, paths[i][:n] + chr(letter + 1), i, end) if letter < 0x10FFFF else end
+                spans.append((paths[i][n:], paths[j - 1][n:], folder))
+                i = j
+
         i = bisect.bisect_left(paths, _NOTE_ROOT)
         while i < len(paths) and paths[i].startswith(_NOTE_ROOT):
             folder = paths[i][: paths[i].index("/", len(_NOTE_ROOT)) + 1]
             end = bisect.bisect_left(paths, _after(folder), i)
-            spans.append((paths[i][len(folder) :], paths[end - 1][len(folder) :], folder))
+            add(folder, i, end)
             i = end
         summaries = layout.SESSIONS_SUMMARIES + "/"
-        if found := self.paths_under(summaries):
-            spans.append((found[0][len(summaries) :], found[-1][len(summaries) :], summaries))
+        start = bisect.bisect_left(paths, summaries)
+        add(summaries, start, bisect.bisect_left(paths, _after(summaries), start))
         rest = self._named_docs
         joined = "\0".join(rest)
         odd = []

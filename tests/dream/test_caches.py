@@ -707,9 +707,11 @@ def test_resolve_finds_every_document_whose_folded_name_is_asked(tmp_path: Path,
 
 @pytest.mark.parametrize("seed", range(30))
 def test_folder_spans_give_every_folder_that_may_hold_a_name(seed: int):
-    """FolderSpans.holding(name): exactly the folders whose range of names holds the bound at or
-    below the name, so every folder that holds the name (ranges nested, overlapping, apart, equal)."""
+    """FolderSpans.holding(name): exactly the folders with a span that holds the bound at or below
+    the name, so every folder that holds the name (spans nested, overlapping, apart, equal, and
+    several per folder, as BrainView makes them: one per first letter)."""
     import random
+    from itertools import groupby
 
     from brain.view import FolderSpans
 
@@ -719,12 +721,17 @@ def test_folder_spans_give_every_folder_that_may_hold_a_name(seed: int):
     for f in range(rng.randrange(0, 12)):
         prefix = rng.choice(["", "", rng.choice(letters)])
         folders[f"f{f}/"] = sorted({prefix + "".join(rng.choices(letters, k=rng.randrange(1, 4))) for _ in range(rng.randrange(1, 6))})
-    spans = FolderSpans([(names[0], names[-1], folder) for folder, names in folders.items()])
-    bounds = sorted({n for names in folders.values() for n in (names[0], names[-1])})
+    per_letter = rng.random() < 0.5
+    spans = []
+    for folder, names in folders.items():
+        runs = [list(run) for _, run in groupby(names, key=lambda n: n[0])] if per_letter else [names]
+        spans += [(run[0], run[-1], folder) for run in runs]
+    found = FolderSpans(rng.sample(spans, len(spans)))
+    bounds = sorted({end for first, last, _ in spans for end in (first, last)})
     for name in {"".join(rng.choices(letters + "e", k=rng.randrange(0, 5))) for _ in range(60)} | set(bounds):
         below = [b for b in bounds if b <= name]
-        expected = {f for f, names in folders.items() if below and names[0] <= below[-1] <= names[-1]}
-        assert set(spans.holding(name)) == expected, name
+        expected = {f for first, last, f in spans if below and first <= below[-1] <= last}
+        assert sorted(found.holding(name)) == sorted(expected), name
         assert {f for f, names in folders.items() if name in names} <= expected, name
 
 
