@@ -101,8 +101,8 @@ _DOC_PATHS: "WeakKeyDictionary[Tree, list[str]]" = WeakKeyDictionary()
 
 
 #: Names a view looks up folder by folder (BrainView.resolve) before it maps every stem instead:
-#: a lookup probes the folders whose names span it (one or two of 415 on the 10k Brain; every one,
-#: where all folders hold names alike), the map costs as much as ~250 lookups probing every folder.
+#: a lookup probes the folders with a span of names that holds it (one of 415 on the 10k Brain; every
+#: one, where all folders hold names alike), the map costs as much as ~250 lookups probing every folder.
 #: A nightly run's gate asks about 200 names; a full compile's, tens of thousands.
 RESOLVE_MAP_AFTER = 1000
 
