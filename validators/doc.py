@@ -39,7 +39,8 @@ scanned whole in its own file, or from a run's figures. A phrase split across tw
 therefore not looked for. An index that holds `-----BEGIN`, `<!--` or `[!` (a private key block, an
 HTML comment, a callout: constructs that span lines) is scanned whole, like any other file. Dream's
 gate does not scan again a line the index held when an earlier gate found it clean: it keeps the
-blob id of each index it scanned with no X finding that landed as scanned
+blob id of each index it scanned with no X finding that landed as scanned, or whose lines written
+after the gate (the log's figures) are clean too, scanned the same way when the run lands
 (`.dream/cache/cards/clean-lines.txt`, valid for the code that wrote it), and takes the lines of
 the index as the working tree holds it only while those bytes are that blob.
 The text helpers behind the X checks are reusable: `validators.safety.secret_spans`,
