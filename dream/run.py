@@ -388,7 +388,7 @@ def _clean_record_data(cache: DocCache, record: dict[str, str], scanned: dict[st
         if rel in writes:
             files.pop(rel, None)
             landed = writes[rel]
-            if rel not in flagged and (landed == text or lines_clean(landed, text.split("\n"))):
+            if rel not in flagged and (landed == text or lines_clean(landed, frozenset(text.split("\n")))):
                 files[rel] = blob_id(landed.encode("utf-8"))
     return "".join([f"version {_clean_version(cache)}\n"] + [f"{rel}\t{blob}\n" for rel, blob in sorted(files.items())]).encode("utf-8")
 

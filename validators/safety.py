@@ -74,9 +74,19 @@ def _scans(view: BrainView) -> list[_Scan]:
 def _spans(view: BrainView, rel: str, text: str) -> tuple[list[Span], list[Span]]:
     """(secret spans, injection spans) of a file: of the whole text, or of each line of a
     generated index (LINE_RECORDS) but those it held when last found clean."""
-    if rel not in LINE_RECORDS or any(marker in text for marker in _SPANNING):
+    if rel not in LINE_RECORDS or _scanned_whole(text):
         return secret_spans(text), injection_spans(text)
-    clean = view.clean_lines(rel) or frozenset()
+    return _line_spans(text, view.clean_lines(rel) or frozenset())
+
+
+def _scanned_whole(text: str) -> bool:
+    """Whether a generated index holds what may open a construct spanning lines: scanned whole."""
+    return any(marker in text for marker in _SPANNING)
+
+
+def _line_spans(text: str, clean: Collection[str]) -> tuple[list[Span], list[Span]]:
+    """(secret spans, injection spans) of each line of `text` not among `clean` (a set), offsets
+    in the whole text."""
     secrets: list[Span] = []
     injections: list[Span] = []
     at = 0
@@ -90,11 +100,9 @@ def _spans(view: BrainView, rel: str, text: str) -> tuple[list[Span], list[Span]
 
 def lines_clean(text: str, clean: Collection[str]) -> bool:
     """Whether the X checks, scanning a generated index (LINE_RECORDS) line by line past the lines
-    `clean` (found clean before), would find nothing: no secret and no instruction in any other
-    line. False for a text they would scan whole (a construct that may span lines)."""
-    if any(marker in text for marker in _SPANNING):
-        return False
-    return not any(secret_spans(line) or injection_spans(line) for line in set(text.split("\n")).difference(clean) if line)
+    `clean` (a set: found clean before), would find nothing: no secret and no instruction in any
+    other line. False for a text they would scan whole (a construct that may span lines)."""
+    return not _scanned_whole(text) and not any(_line_spans(text, clean))
 
 
 def _snippet(text: str, limit: int = 60) -> str:
