@@ -613,6 +613,24 @@ def test_a_line_store_keeps_any_text_and_ignores_lines_of_the_wrong_shape():
     assert again.dirty and list(LineStore(again.render(), "v1", 2).entries) == ["sessions/summaries/y.md"]
 
 
+def test_a_line_store_ignores_wrong_lines_inside_a_batch_it_vouches_for():
+    """Lines are split when asked (LineStore): one of the wrong shape in a batch whose trailer
+    matches (a hand edit) counts as no entry, asked alone or listed, and the others load."""
+    from brain.doccache import LineStore
+
+    a = "a" * 40
+    lines = [f"x\t{a}\tone", "no tab at all", f"y\t{'b' * 39}\tshort blob", f"z\t{a}\ttoo\tmany", f"w\t{a}\ta\\\\b\\tc"]
+    raw = b"version v1\n" + _batch(lines)
+    store = LineStore(raw, "v1", 1)
+    assert store.get("x", a) == ("one",)
+    assert store.get("y", "b" * 39) is None and store.get("z", a) is None
+    assert store.get("w", a) == ("a\\b\tc",)  # escaped in the file: a backslash, a tab
+    assert LineStore(raw, "v1", 1).entries == {"x": (a, "one"), "w": (a, "a\\b\tc")}
+    assert not store.dirty
+    store.put("y", a, ("now right",))  # a path whose line was wrong is put as new
+    assert store.dirty and LineStore(raw + store.batch(), "v1", 1).get("y", a) == ("now right",)
+
+
 def test_a_line_store_appends_what_changed_and_ignores_a_torn_batch():
     from brain.doccache import LineStore
 
