@@ -48,7 +48,10 @@ from dream.claims import withdraw
 
 
 def _read(tree: DirTree, rel: str) -> str | None:
-    return tree.read_text(rel) if tree.exists(rel) else None
+    try:
+        return tree.read_text(rel) if tree.exists(rel) else None
+    except FileNotFoundError:  # gone since the scan that listed it
+        return None
 
 
 def run(settings: DreamSettings, backend: ModelBackend, scan: WorktreeScan | None = None) -> RunReport:

@@ -156,6 +156,34 @@ def test_a_topic_folder_tree_is_given_only_for_exactly_its_listed_files(tmp_path
     assert tree.folder_tree("notes/linked", [*docs["linked"], "notes/linked/n3.md"]) is None
 
 
+def test_a_tree_says_a_file_exists_without_the_disk_only_when_listed_and_vouched_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """DirTree.exists: a listed file git vouches for is a regular file (no stat); anything else,
+    changed, untracked, a symlink or a folder, is asked of the disk, and says what the disk says."""
+    import brain.tree as tree_module
+
+    root = tmp_path / "repo"
+    (root / "knowledge/people").mkdir(parents=True)
+    for name in ("kept", "changed", "gone"):
+        (root / f"knowledge/people/{name}.md").write_text(f"{name}\n", encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pages")
+    (root / "knowledge/people/changed.md").write_text("edited\n", encoding="utf-8")
+    (root / "knowledge/people/gone.md").unlink()
+    (root / "knowledge/people/new.md").write_text("untracked\n", encoding="utf-8")
+    (root / "knowledge/people/link.md").symlink_to("kept.md")
+    (root / "knowledge/people/folder.md").mkdir()
+    scan = WorktreeScan(root)
+    tree = DirTree(root, keys=scan.keys(), folders=scan.folders)
+    tree.files()
+    asked: list[str] = []
+    real = os.path.isfile
+    monkeypatch.setattr(tree_module.os.path, "isfile", lambda p: asked.append(os.path.basename(p)) or real(p))
+    said = {name: tree.exists(f"knowledge/people/{name}.md") for name in ("kept", "changed", "gone", "new", "link", "folder", "nowhere")}
+    assert said == {"kept": True, "changed": True, "gone": False, "new": True, "link": True, "folder": False, "nowhere": False}
+    assert sorted(asked) == sorted(f"{n}.md" for n in said if n != "kept")
+
+
 def test_a_scan_can_walk_ahead_and_a_walk_not_taken_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from brain import scan as scan_module
     from brain.tree import walk_sorted
