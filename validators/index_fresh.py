@@ -35,11 +35,10 @@ def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str
     if not view.tree.exists(path) or view.tree.is_symlink(path):
         return False, []
     text = view.tree.read_bytes(path).decode("utf-8", errors="replace")
-    out = []
+    match, out = _ENTRY_RE.match, []
     for lineno, line in enumerate(text.splitlines(), start=1):
-        m = _ENTRY_RE.match(line)
-        if m:
-            out.append((lineno, m.group(1).strip(), line.rstrip()))
+        if (m := match(line)) is not None:
+            out.append((lineno, m[1].strip(), line.rstrip()))
     return True, out
 
 
@@ -83,10 +82,10 @@ def not_listed(view: BrainView) -> Iterator[Item]:
     for idx in _indexes(view):
         if not idx.exists:
             continue
-        listed = {target for _line, target, _text in idx.entries}
-        for name, path in sorted(idx.documents.items()):
-            if name not in listed:
-                yield idx.path, 1, f"{path} is not listed; {_REGEN}"
+        # The names not listed, then sorted: not the 10,000 summaries of a large Brain.
+        missing = idx.documents.keys() - {target for _line, target, _text in idx.entries}
+        for name in sorted(missing):
+            yield idx.path, 1, f"{idx.documents[name]} is not listed; {_REGEN}"
 
 
 @check("I003", "error", "index line linking a page or session summary that does not exist")
