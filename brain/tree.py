@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import stat
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Callable, Protocol
@@ -24,6 +25,7 @@ class Tree(Protocol):
 
     def files(self) -> list[str]: ...
     def read_bytes(self, rel: str) -> bytes: ...
+    def read_if_exists(self, rel: str) -> bytes | None: ...
     def exists(self, rel: str) -> bool: ...
     def is_symlink(self, rel: str) -> bool: ...
     def symlinks(self) -> list[str]: ...
@@ -105,6 +107,23 @@ class DirTree:
         with open(self._abs(rel), "rb") as f:
             return f.read()
 
+    def read_if_exists(self, rel: str) -> bytes | None:
+        """The bytes of the regular file at `rel` (a symlink followed, as `exists` does), None when
+        there is none: one open, so a file the owner deleted since the listing or `exists` is
+        None, not an error. Opened without blocking and checked before it is read: a FIFO named
+        like a page is not a file, and reading it would wait for a writer."""
+        try:
+            fd = os.open(self._abs(rel), os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            with open(fd, "rb", closefd=False) as f:
+                return f.read()
+        finally:
+            os.close(fd)
+
     def read_text(self, rel: str) -> str:
         return self.read_bytes(rel).decode("utf-8", errors="replace")
 
@@ -144,6 +163,10 @@ class MemTree:
             return self.texts[rel].encode("utf-8")
         except KeyError:
             raise FileNotFoundError(rel) from None
+
+    def read_if_exists(self, rel: str) -> bytes | None:
+        text = self.texts.get(rel)
+        return text.encode("utf-8") if text is not None else None
 
     def exists(self, rel: str) -> bool:
         return rel in self.texts
@@ -191,6 +214,12 @@ class OverlayTree:
             raise FileNotFoundError(rel)
         return self._pick(rel).read_bytes(rel)
 
+    def read_if_exists(self, rel: str) -> bytes | None:
+        if rel in self.deleted:
+            return None
+        found = self.upper.read_if_exists(rel)
+        return found if found is not None else self.base.read_if_exists(rel)
+
     def read_text(self, rel: str) -> str:
         return self.read_bytes(rel).decode("utf-8", errors="replace")
 
@@ -217,6 +246,13 @@ class OverlayTree:
     def brain_root(self) -> Path:
         """The live Brain's folder (symlinks are judged against it)."""
         return getattr(self.base, "root", self.upper.root)
+
+
+def text_if_exists(tree: Tree, rel: str) -> str | None:
+    """The text of the file at `rel` (bytes that are not UTF-8 replaced), None when there is none:
+    `read_if_exists`, so a file deleted since it was listed is None, not an error."""
+    raw = tree.read_if_exists(rel)
+    return raw.decode("utf-8", errors="replace") if raw is not None else None
 
 
 def insert_sorted(listing: list[str], more: list[str]) -> list[str]:

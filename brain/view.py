@@ -20,7 +20,7 @@ from brain.errors import PageError
 from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import OverlayTree, Tree, insert_sorted
+from brain.tree import OverlayTree, Tree, insert_sorted, text_if_exists
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -260,7 +260,10 @@ class BrainView:
             if rel in self._seen:
                 continue
             self._seen.add(rel)
-            parsed = _parse_cached(rel, self.tree.read_bytes(rel))
+            data = self.tree.read_if_exists(rel)
+            if data is None:  # deleted since the tree was listed: not a document any more
+                continue
+            parsed = _parse_cached(rel, data)
             if isinstance(parsed, PageError):
                 self._errors[rel] = parsed
             else:
@@ -522,10 +525,11 @@ class BrainView:
     def session(self, session_id: str) -> Session | None:
         if session_id not in self._sessions:
             rel = layout.raw_session_path(session_id)
-            if not layout.is_session_id(session_id) or not self.tree.exists(rel):
+            data = self.tree.read_if_exists(rel) if layout.is_session_id(session_id) else None
+            if data is None:
                 self._sessions[session_id] = None
             else:
-                session, problems = parse_session_cached(rel, self.tree.read_bytes(rel))
+                session, problems = parse_session_cached(rel, data)
                 self._sessions[session_id] = session
                 self.session_problems[session_id] = problems
         return self._sessions[session_id]
@@ -539,7 +543,9 @@ class BrainView:
             parts = rel.split("/")
             if parts[0] != layout.SOURCES or len(parts) < 3 or self.tree.is_symlink(rel):
                 continue
-            text = self.tree.read_bytes(rel).decode("utf-8", errors="replace")
+            text = text_if_exists(self.tree, rel)
+            if text is None:  # deleted since the tree was listed
+                continue
             for rec in records_of(parts[1], rel, text):
                 out.setdefault(f"{rec.connector}/{rec.record_id}", rec)
         return out

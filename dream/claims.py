@@ -12,6 +12,7 @@ import re
 
 from brain import layout
 from brain.page import render_page
+from brain.tree import text_if_exists
 from brain.view import parse_cached
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
 from brain.forked import Forked, run_forked
@@ -45,7 +46,7 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
         page = _page_or_none(staged.read(path), path)
         if page is None:
             continue
-        before = _page_or_none(staged.base.read_bytes(path).decode("utf-8", errors="replace") if staged.base.exists(path) else None, path)
+        before = _page_or_none(text_if_exists(staged.base, path), path)
         old = {c.text for c in claims_of(before)} if before is not None else set()
         key, topic = _group(path)
         context = page.body

@@ -617,7 +617,7 @@ class Compilation:
         write); on conflict the owner's text stays. A file Dream never wrote (hand-written) is kept.
         """
         tree = self.view.tree
-        raw = tree.read_bytes(path) if tree.exists(path) else None
+        raw = tree.read_if_exists(path)
         live = raw.decode("utf-8", errors="replace") if raw is not None else None
         blob = self.state.written.get(path) if live is not None else None
         if live is not None and blob is None and not self.staged.has(path):

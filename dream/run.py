@@ -21,7 +21,7 @@ from brain.page import Page
 from brain.doccache import code_fingerprint
 from brain.forked import run_forked
 from brain.listing import ForkedWalk, Watch, fork_walk, refresh
-from brain.tree import DirTree, MemTree
+from brain.tree import DirTree, MemTree, text_if_exists
 from brain.view import BrainView, doc_kind, parse_cached
 from dream.ahead import prepare, prepare_ahead
 from dream.backends.base import BackendError, ModelBackend
@@ -45,13 +45,6 @@ from dream.sync import EARLY_COMMIT_MIN_FILES, FAST_COMMIT_MAX, EarlyCommit, Syn
 from dream.backends.base import RunContext
 from dream.calls import over_budget
 from dream.claims import withdraw
-
-
-def _read(tree: DirTree, rel: str) -> str | None:
-    try:
-        return tree.read_text(rel) if tree.exists(rel) else None
-    except FileNotFoundError:  # gone since the scan that listed it
-        return None
 
 
 def run(settings: DreamSettings, backend: ModelBackend, scan: WorktreeScan | None = None) -> RunReport:
@@ -130,7 +123,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     view = BrainView(live, cards=cache)
     records = _records(live, keys)
     snapshot = _raw_snapshot(kept_raw, _records_key(records))
-    state, state_problem = parse_state(_read(live, layout.STATE), lambda rel: _read(live, rel))
+    state, state_problem = parse_state(text_if_exists(live, layout.STATE), lambda rel: text_if_exists(live, rel))
     raw = raw_sessions(live, keys.vouched_entries(layout.SESSIONS_RAW + "/") if isinstance(keys, GitKeys) else None,
                        keys.named if isinstance(keys, GitKeys) else frozenset(), snapshot,
                        lambda rels, every: cache.session_hashes(rels, live, every))  # takes the listing
@@ -146,7 +139,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
             cache.save()
         return report
 
-    instructions = parse_instructions(_read(live, layout.INSTRUCTIONS) or "", _read(live, layout.FORGET) or "")
+    instructions = parse_instructions(text_if_exists(live, layout.INSTRUCTIONS) or "", text_if_exists(live, layout.FORGET) or "")
     facts = scan.head_facts() or head_facts(root)  # asked while the modules were imported, or now
     if facts is None:
         raise BrainError("git could not say what HEAD holds", "run `git status` in the Brain to see what is wrong")
@@ -168,7 +161,7 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     comp.seed_resolver()
     _seed_owner(comp, settings.owner or DEFAULT_OWNER)
     run_dir = root / layout.RUNS / run_id
-    backend.open_run(RunContext(run_dir=run_dir, index=_read(live, layout.KNOWLEDGE_INDEX) or "", instructions=instructions.text, record=settings.record))
+    backend.open_run(RunContext(run_dir=run_dir, index=text_if_exists(live, layout.KNOWLEDGE_INDEX) or "", instructions=instructions.text, record=settings.record))
     if settings.record:
         from dream.record import snapshot_inputs
 
@@ -372,7 +365,7 @@ def _clean_lines(live: DirTree, record: dict[str, str]):
 
     def clean_lines(rel: str) -> frozenset[str] | None:
         if rel not in found:
-            raw = live.read_bytes(rel) if rel in record and live.exists(rel) else None
+            raw = live.read_if_exists(rel) if rel in record else None
             found[rel] = frozenset(raw.decode("utf-8", errors="replace").split("\n")) if raw is not None and blob_id(raw) == record[rel] else None
         return found[rel]
 
@@ -700,7 +693,7 @@ def _put(entries: dict, path: str, value) -> None:
 
 
 def _log_text(comp: Compilation, report: RunReport) -> str:
-    previous = comp.staged.base.read_bytes(layout.KNOWLEDGE_LOG).decode("utf-8", errors="replace") if comp.staged.base.exists(layout.KNOWLEDGE_LOG) else "# Log\n"
+    previous = text_if_exists(comp.staged.base, layout.KNOWLEDGE_LOG) or "# Log\n"
     head, _, rest = previous.partition("\n")
     sessions = report.sessions or sorted(comp.processed)
     entry = [

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from brain.errors import BrainError
 from brain.layout import dream_may_write, unsafe_reason
-from brain.tree import MemTree, OverlayTree, Tree
+from brain.tree import MemTree, OverlayTree, Tree, text_if_exists
 
 
 class StagingError(BrainError):
@@ -48,8 +48,7 @@ class StagedTree:
         # times in one run, and the folder is only for people inspecting a run.
         self._unflushed.add(rel)
         if rel not in self.derived_from:
-            live = self.base.read_bytes(rel).decode("utf-8", errors="replace") if self.base.exists(rel) else None
-            self.derived_from[rel] = live
+            self.derived_from[rel] = text_if_exists(self.base, rel)
         self._written[rel] = text
 
     def drop(self, rel: str) -> None:
@@ -95,9 +94,7 @@ class StagedTree:
         """The staged text, else the live text, else None."""
         if rel in self._written:
             return self._written[rel]
-        if self.base.exists(rel):
-            return self.base.read_bytes(rel).decode("utf-8", errors="replace")
-        return None
+        return text_if_exists(self.base, rel)
 
     @property
     def written(self) -> dict[str, str]:

@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.model import Model
 from brain.repo import BrainRepo
-from brain.tree import DirTree
+from brain.tree import DirTree, text_if_exists
 from dream.phases.orient import list_session_files, plan_sessions
 from dream.state import parse_state, shard_problem
 
@@ -49,8 +49,7 @@ def status(root: Path, limit: int = 10) -> Status:
     # (the cache is only read here: status writes nothing).
     tree = DirTree(root, keys=worktree_keys(root))
     cache = DocCache(root / layout.CACHE / "cards", version=cache_version())
-    state, problem = parse_state(tree.read_text(layout.STATE) if tree.exists(layout.STATE) else None,
-                                 lambda rel: tree.read_text(rel) if tree.exists(rel) else None)
+    state, problem = parse_state(text_if_exists(tree, layout.STATE), lambda rel: text_if_exists(tree, rel))
     files, problems = list_session_files(tree, lambda rels: cache.session_hashes(rels, tree))
     plan = plan_sessions(files, state, None)
     runs = [

@@ -32,9 +32,10 @@ class _Index:
 
 
 def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str, str]]]:
-    if not view.tree.exists(path) or view.tree.is_symlink(path):
+    raw = view.tree.read_if_exists(path) if not view.tree.is_symlink(path) else None
+    if raw is None:
         return False, []
-    text = view.tree.read_bytes(path).decode("utf-8", errors="replace")
+    text = raw.decode("utf-8", errors="replace")
     match, out = _ENTRY_RE.match, []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if (m := match(line)) is not None:

@@ -185,8 +185,13 @@ def renumber(body: str, sources: dict[int, str]) -> tuple[str, dict[int, str]]:
 def _update_page(comp: Compilation, slug: str, path: str) -> None:
     live = comp.view.doc(path)
     exists = comp.view.tree.exists(path)
-    if exists and path not in comp.state.written:
-        live_text = comp.view.tree.read_bytes(path).decode("utf-8")
+    raw = comp.view.tree.read_if_exists(path) if exists and path not in comp.state.written else None
+    if raw is not None:
+        try:
+            live_text = raw.decode("utf-8")
+        except UnicodeDecodeError:  # appended to and written back, its other bytes would change
+            comp.conflicts.append(f"{path}: the page is not valid UTF-8, so new facts were not added; save it as UTF-8 and run again")
+            return
         text = _append_to_hand_written(comp, slug, path, live, live_text)
         if text is not None and text != live_text:
             comp.staged.write(path, text)

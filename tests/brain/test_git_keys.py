@@ -281,3 +281,70 @@ def test_head_facts_are_what_git_says_of_head_whether_asked_ahead_or_now(tmp_pat
     listed, asked = WorktreeScan(root), WorktreeScan(root, head=True)
     assert listed.keys() == asked.keys()
     assert listed.folders == asked.folders and set(asked.folders) == {"notes/ada", "notes/cy"}
+
+
+def test_read_if_exists_gives_a_files_bytes_or_none_and_never_raises_for_a_file_gone_since_the_scan(tmp_path: Path):
+    """Tree.read_if_exists: one open. A file listed and vouched for when the run scanned, then
+    deleted by the owner, is None (exists() still says True: it asks no disk); so are a folder, a
+    FIFO (not read: reading would wait for a writer) and a dangling symlink. A symlink to a file
+    is followed, as exists() follows it."""
+    from brain.tree import MemTree, OverlayTree, text_if_exists
+
+    root = tmp_path / "repo"
+    (root / "knowledge/people").mkdir(parents=True)
+    for name in ("kept", "gone"):
+        (root / f"knowledge/people/{name}.md").write_text(f"{name}\n", encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pages")
+    (root / "knowledge/people/link.md").symlink_to("kept.md")
+    (root / "knowledge/people/dangling.md").symlink_to("nowhere.md")
+    (root / "knowledge/people/folder.md").mkdir()
+    os.mkfifo(root / "knowledge/people/fifo.md")
+    scan = WorktreeScan(root)
+    tree = DirTree(root, keys=scan.keys(), folders=scan.folders)
+    tree.files()
+    (root / "knowledge/people/gone.md").unlink()  # after the scan listed it and git vouched for it
+    assert tree.exists("knowledge/people/gone.md")  # what the scan knew
+    got = {name: tree.read_if_exists(f"knowledge/people/{name}.md")
+           for name in ("kept", "gone", "link", "dangling", "folder", "fifo", "nowhere")}
+    assert got == {"kept": b"kept\n", "gone": None, "link": b"kept\n", "dangling": None, "folder": None, "fifo": None, "nowhere": None}
+    assert tree.read_if_exists("knowledge/people/kept.md/under") is None  # a file's name used as a folder
+    assert text_if_exists(tree, "knowledge/people/gone.md") is None
+
+    staged = MemTree({"knowledge/people/new.md": "new\n", "knowledge/people/kept.md": "staged\n"}, root)
+    assert staged.read_if_exists("knowledge/people/new.md") == b"new\n"
+    assert staged.read_if_exists("knowledge/people/gone.md") is None
+    over = OverlayTree(tree, staged, deleted=frozenset({"knowledge/people/link.md"}))
+    assert {name: over.read_if_exists(f"knowledge/people/{name}.md") for name in ("kept", "new", "link", "gone")} == {
+        "kept": b"staged\n", "new": b"new\n", "link": None, "gone": None}
+
+
+def test_a_page_deleted_after_the_scan_is_read_as_absent_by_the_view_and_the_staging(tmp_path: Path):
+    """What a run reads through its trees meets a file the owner deleted after the scan as absent:
+    the view neither parses nor lists it among its documents, a session cited is one that does
+    not exist, and staging a file over it records that it was derived from nothing."""
+    from brain.view import BrainView
+    from dream.staging import StagedTree
+
+    root = tmp_path / "repo"
+    (root / "knowledge/people").mkdir(parents=True)
+    (root / "sessions/raw").mkdir(parents=True)
+    (root / "knowledge/people/ana.md").write_text("---\ntitle: Ana\ntype: person\n---\n# Ana\n", encoding="utf-8")
+    (root / "sessions/raw/s1.jsonl").write_text('{"type":"session","id":"s1"}\n{"type":"turn","n":1,"role":"user","text":"hi"}\n', encoding="utf-8")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pages")
+    scan = WorktreeScan(root)
+    tree = DirTree(root, keys=scan.keys(), folders=scan.folders)
+    view = BrainView(tree)
+    assert view.has_doc("knowledge/people/ana.md")  # listed
+    (root / "knowledge/people/ana.md").unlink()
+    (root / "sessions/raw/s1.jsonl").unlink()
+    assert view.doc("knowledge/people/ana.md") is None
+    assert view.docs == {}
+    assert view.session("s1") is None
+    staged = StagedTree(tmp_path / "staged", tree)
+    staged.write("knowledge/people/ana.md", "---\ntitle: Ana\ntype: person\n---\n# Ana\n\nNew.\n")
+    assert staged.derived_from["knowledge/people/ana.md"] is None
+    assert staged.read("knowledge/people/gone.md") is None

@@ -314,3 +314,24 @@ def test_hand_written_summaries_keep_the_owners_text(hand_brain) -> None:
         if old is not None and parse_page(old, rel).body.strip() not in (root / rel).read_text(encoding="utf-8"):
             lost.append(rel)
     assert lost == []
+
+
+def test_a_hand_written_page_that_is_not_utf8_keeps_its_bytes_and_the_run_says_why(compiled_copy: Path) -> None:
+    """New facts are appended to a hand-written page as bytes kept whole; a page whose bytes are
+    not UTF-8 cannot be (decoded and written back, its other bytes would change): it stays as it
+    is, the run says so among its conflicts, and the rest of the run lands."""
+    root = compiled_copy
+    rel = "knowledge/people/rosa-lind.md"
+    raw = b"---\ntitle: Rosa Lind\ntype: person\n---\n# Rosa Lind\n\nMet at the caf\xe9 in Sendai.\n"
+    (root / rel).write_bytes(raw)
+    git(root, "add", rel)
+    git(root, "commit", "-q", "-m", "a page of my own, saved as Latin-1")
+    sid = "2026-07-20-rosa-book"
+    add_session(root, sid, "2026-07-20T10:00:00+09:00",
+                [("user", "Rosa Lind is writing a book about tactile paving in Japanese stations."), ("assistant", "Good.")])
+
+    report = dream(root, "2026-07-21T02:00:00Z")
+    assert report.status == "ok" and report.sessions == [sid]
+    assert f"{rel}: the page is not valid UTF-8, so new facts were not added; save it as UTF-8 and run again" in report.conflicts
+    assert (root / rel).read_bytes() == raw
+    assert rel not in commit_files(root)

@@ -90,6 +90,10 @@ class CountingTree(DirTree):
         self.reads.append(rel)
         return super().read_bytes(rel)
 
+    def read_if_exists(self, rel: str) -> bytes | None:
+        self.reads.append(rel)
+        return super().read_if_exists(rel)
+
 
 def test_session_is_read_once_and_only_when_cited(make_tree):
     tree = CountingTree(make_tree(brain_with({
