@@ -104,8 +104,11 @@ class DirTree:
         return self._root + rel
 
     def read_bytes(self, rel: str) -> bytes:
-        with open(self._abs(rel), "rb") as f:
-            return f.read()
+        fd = os.open(self._abs(rel), os.O_RDONLY)
+        try:
+            return read_fd(fd)
+        finally:
+            os.close(fd)
 
     def read_if_exists(self, rel: str) -> bytes | None:
         """The bytes of the regular file at `rel` (a symlink followed, as `exists` does), None when
@@ -117,10 +120,7 @@ class DirTree:
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            with open(fd, "rb", closefd=False) as f:
-                return f.read()
+            return read_fd(fd) if stat.S_ISREG(os.fstat(fd).st_mode) else None
         finally:
             os.close(fd)
 
@@ -246,6 +246,17 @@ class OverlayTree:
     def brain_root(self) -> Path:
         """The live Brain's folder (symlinks are judged against it)."""
         return getattr(self.base, "root", self.upper.root)
+
+
+def read_fd(fd: int) -> bytes:
+    """What is left to read of an open file, by `os.read`: a run reads ~100,000 small files on a
+    full compile, and a file object around each read cost 3 µs of the 7 µs a file took."""
+    parts = []
+    size = 1 << 16  # most documents fit one read; the heap gives this size without a mapping of its own
+    while chunk := os.read(fd, size):
+        parts.append(chunk)
+        size = 1 << 20
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def text_if_exists(tree: Tree, rel: str) -> str | None:

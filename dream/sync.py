@@ -22,6 +22,7 @@ from brain import layout
 from brain.errors import BrainError
 from brain.model import Model
 from brain.repo import BrainRepo, blob_id, git_env
+from brain.tree import read_fd
 from dream.merge import merge3
 
 DREAM_AUTHOR = "Dream <dream@localhost>"
@@ -802,10 +803,7 @@ def _make_folder(path: Path, made: set[Path]) -> None:
 
 def _read_fd(fd: int) -> bytes:
     os.lseek(fd, 0, os.SEEK_SET)
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
+    return read_fd(fd)
 
 
 def _write_aside(path: Path, data: bytes, made: set[Path]) -> Path:
