@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 from brain.forked import Forked, Helper, run_forked, start_helper
 from brain.frames import frame_head, unframe
-from brain.tree import _SKIP_DIRS, dream_files, read_folder
+from brain.tree import _SKIP_DIRS, dream_files, in_sorted, read_folder
 
 #: The cache file and its probe (brain.layout.CACHE).
 LISTING = ".dream/cache/listing.bin"
@@ -418,10 +418,10 @@ class Watch:
             mine = ours.get(rel, set())
             new: list[str] = []
             for name, count in arrived.get(rel, {}).items():
-                listed = _has(files, rel + name)
+                listed = in_sorted(files, rel + name)
                 if count == 0 and not listed:  # came and went: a temporary file
                     continue
-                if count != 1 or name not in mine or _has(links, rel + name) or not _is_plain_file(self.root / (rel + name)):
+                if count != 1 or name not in mine or in_sorted(links, rel + name) or not _is_plain_file(self.root / (rel + name)):
                     break
                 if not listed:
                     new.append(name)
@@ -468,11 +468,6 @@ def _read_events(fd: int) -> list[tuple[int, int, str]] | None:
             if mask & _IN_Q_OVERFLOW:
                 return None
             out.append((wd, mask, os.fsdecode(name)))
-
-
-def _has(listing: list[str], path: str) -> bool:
-    i = bisect.bisect_left(listing, path)
-    return i < len(listing) and listing[i] == path
 
 
 def _is_plain_file(path: Path) -> bool:

@@ -25,7 +25,7 @@ from brain.chunks import Chunk, chunks_of, indexable
 from brain.model import Model
 from brain.repo import blob_id
 from brain.scan import WorktreeScan, tree_folder
-from brain.tree import DirTree
+from brain.tree import DirTree, in_sorted
 
 if TYPE_CHECKING:
     import numpy as np
@@ -463,7 +463,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
         elif isinstance(before, str) and (changes := _tree_changes(root, before, tree_id)) is not None:
             skipped.append(folder + "/")
             moved += [f"{folder}/{c.path}" for c in changes if indexable(f"{folder}/{c.path}")]
-    listed = [rel for rel in moved if (i := bisect.bisect_left(listing, rel)) < len(listing) and listing[i] == rel]
+    listed = [rel for rel in moved if in_sorted(listing, rel)]
     files = sorted([rel for rel in _outside(listing, skipped) if indexable(rel)] + listed)
     known = {r[0]: (r[1], r[2], r[3]) for lo, hi in _gaps(skipped)
              for r in conn.execute("SELECT path, hash, size, mtime FROM files WHERE path >= ? AND path < ?", (lo, hi))}

@@ -266,6 +266,12 @@ def text_if_exists(tree: Tree, rel: str) -> str | None:
     return raw.decode("utf-8", errors="replace") if raw is not None else None
 
 
+def in_sorted(listing: list[str], rel: str) -> bool:
+    """Whether the sorted `listing` holds `rel` (a bisection, not a scan or a set of it)."""
+    i = bisect.bisect_left(listing, rel)
+    return i < len(listing) and listing[i] == rel
+
+
 def insert_sorted(listing: list[str], more: list[str]) -> list[str]:
     """A copy of the sorted `listing` with the paths of `more` it lacks, in order."""
     out = list(listing)

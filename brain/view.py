@@ -20,7 +20,7 @@ from brain.errors import PageError
 from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import OverlayTree, Tree, insert_sorted, text_if_exists
+from brain.tree import OverlayTree, Tree, in_sorted, insert_sorted, text_if_exists
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -187,12 +187,7 @@ def _documents(files: list[str]) -> list[str]:
 
 def _sorted_among(listing: list[str], wanted: Collection[str]) -> list[str]:
     """`[p for p in listing if p in wanted]` of a sorted listing, by bisection for each of `wanted`."""
-    out = []
-    for rel in sorted(wanted):
-        i = bisect.bisect_left(listing, rel)
-        if i < len(listing) and listing[i] == rel:
-            out.append(rel)
-    return out
+    return [rel for rel in sorted(wanted) if in_sorted(listing, rel)]
 
 
 def _after(prefix: str) -> str:
@@ -297,9 +292,7 @@ class BrainView:
                 found = self._doc_set = frozenset(self._doc_paths)
         if found is not None:
             return path in found
-        paths = self._doc_paths
-        i = bisect.bisect_left(paths, path)
-        return i < len(paths) and paths[i] == path
+        return in_sorted(self._doc_paths, path)
 
     def paths_under(self, prefix: str) -> list[str]:
         """Document paths below a folder, without parsing them (a range of the sorted listing)."""

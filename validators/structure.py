@@ -8,7 +8,6 @@ reads them, so they are not opened here (10,000 transcripts would dominate a val
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
 from collections import defaultdict
@@ -16,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain import layout
+from brain.tree import in_sorted
 from brain.view import BrainView
 from validators.documents import cached, parse_target
 from validators.registry import check
@@ -124,8 +124,7 @@ def _may_clash(files: list[str]) -> bool:
         end = len(joined) if end < 0 else end
         seen_at = end
         key = lower[start:end]
-        i = bisect.bisect_left(files, key)
-        if (i < len(files) and files[i] == key) or key in lowered:
+        if in_sorted(files, key) or key in lowered:
             return True
         lowered.add(key)
     return False
