@@ -106,13 +106,18 @@ def markdown() -> MarkdownIt:
 _ATX_RE = re.compile(r"^(#{1,6})(?:[ \t]+(.*))?$")
 _ATX_CLOSE_RE = re.compile(r"(?:^|[ \t]+)#+$")
 _MARKERS = r"(?:(?:[-*+]|\d+[.)])[ \t]+)"
-_NEEDS_PARSER_RE = re.compile(
-    r"[`\\<&\t~]|\]\("  # code spans and fences, escapes, HTML, entities, tabs, inline links
-    r"|^ {4}"  # indented code
-    r"|^ {0,3}(?:=+|-+)[ \t]*$"  # setext underlines, thematic breaks
-    rf"|^ {{0,3}}{_MARKERS}*(?:>|\[[^\]]*\]:)"  # block quotes, reference definitions
-    rf"|^ {{0,3}}{_MARKERS}+#|^ {{0,3}}#{{7}}"  # headings inside lists, not-a-heading
-    r"|^ {0,3}(?:(?:[-*+]|\d+[.)]) +)*(?:[-*+]|\d+[.)]) {5}",  # code inside a list item
+#: What only markdown-it reads right: code spans and fences, escapes, HTML, entities, tabs, inline
+#: links (anywhere: `_NEEDS_PARSER_CHARS` and "](")…
+_NEEDS_PARSER_CHARS = re.compile(r"[`\\<&\t~]")
+#: …and at the start of a line. Each alternative follows a "\n" (searched in "\n" + body), so
+#: Python's regex engine jumps from newline to newline; as one pattern with `^`, it tried every
+#: alternative at every character (~55 ms a MB, a tenth of a nightly run's parsing).
+_NEEDS_PARSER_LINE = re.compile(
+    r"\n(?: {4}"  # indented code
+    r"| {0,3}(?:=+|-+)[ \t]*$"  # setext underlines, thematic breaks
+    rf"| {{0,3}}{_MARKERS}*(?:>|\[[^\]]*\]:)"  # block quotes, reference definitions
+    rf"| {{0,3}}{_MARKERS}+#| {{0,3}}#{{7}}"  # headings inside lists, not-a-heading
+    r"| {0,3}(?:(?:[-*+]|\d+[.)]) +)*(?:[-*+]|\d+[.)]) {5})",  # code inside a list item
     re.M,
 )
 
@@ -130,7 +135,8 @@ def parse_body(body: str, first_line: int = 1) -> BodyRefs:
 
 
 def takes_fast_path(body: str) -> bool:
-    return not _NEEDS_PARSER_RE.search(body) and "|" not in _WIKILINK_RE.sub("", body)
+    return ("](" not in body and not _NEEDS_PARSER_CHARS.search(body) and not _NEEDS_PARSER_LINE.search("\n" + body)
+            and ("|" not in body or "|" not in _WIKILINK_RE.sub("", body)))
 
 
 def parse_body_full(body: str, first_line: int = 1) -> BodyRefs:
