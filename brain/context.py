@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.cards import render_card
 from brain.chunks import plain
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
@@ -58,7 +58,7 @@ class ContextItem(Model):
     tokens: int
     reason: str
     admitted: bool
-    cites: list[str] = Field(default_factory=list)
+    cites: list[str] = Field(default_factory=empty_list)
 
 
 class ContextPacket(Model):
@@ -68,7 +68,7 @@ class ContextPacket(Model):
     reserve: int
     used: int  # tokens of admitted items plus lane headings; never above budget - reserve
     mode: str  # the search mode that found the evidence (hybrid, dense, lexical, recency)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=empty_list)
     items: list[ContextItem]
 
     @property

@@ -26,7 +26,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.doccache import link_names
 from brain.errors import BrainError
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.render import render_knowledge_index
 from brain.scan import tree_folder
 from brain.view import BrainView
@@ -53,7 +53,7 @@ class IndexResult(Model):
     tokens: int
     budget: int
     total: int
-    omitted: list[str] = Field(default_factory=list)
+    omitted: list[str] = Field(default_factory=empty_list)
     generated: bool = False  # True when knowledge/index.md was missing and rendered from pages
 
     @property

@@ -11,6 +11,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 
+def empty_list() -> list:
+    """`Field(default_factory=empty_list)`, for `list`: pydantic reads a default factory's signature
+    when it builds a model; a Python function's takes microseconds, while `list`'s is parsed from
+    its text signature by `inspect` (0.1 ms a field: ~6 ms of the models a nightly run builds)."""
+    return []
+
+
 class Model(BaseModel):
     """pydantic's BaseModel, built on first use; a subclass's own `model_config` adds to this one."""
 

@@ -19,7 +19,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
-from brain.model import Model
+from brain.model import Model, empty_list
 
 if TYPE_CHECKING:
     import yaml
@@ -41,7 +41,7 @@ class Frontmatter(Model):
 
     title: str
     type: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=empty_list)
     summary: str | None = None
     created: dt.date | None = None
     updated: dt.date | None = None
@@ -103,10 +103,10 @@ class Page(Model):
     frontmatter: Frontmatter
     body: str
     body_line: int = 1
-    links: list[WikiLink] = Field(default_factory=list)
-    cites: list[CiteRef] = Field(default_factory=list)
-    headings: list[Heading] = Field(default_factory=list)
-    code_refs: list[CodeRef] = Field(default_factory=list)
+    links: list[WikiLink] = Field(default_factory=empty_list)
+    cites: list[CiteRef] = Field(default_factory=empty_list)
+    headings: list[Heading] = Field(default_factory=empty_list)
+    code_refs: list[CodeRef] = Field(default_factory=empty_list)
     key_lines: dict[str, int] = Field(default_factory=dict)
     source_text: str | None = None
     source_frontmatter: Frontmatter | None = None

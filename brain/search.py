@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import ConfigDict, Field
 
 from brain.chunks import KINDS, Chunk
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.search_index import IndexStats, Light, SearchIndex
 from brain.thesaurus import members
 
@@ -82,7 +82,7 @@ class SearchHit(Model):
     score: float
     lexical_rank: int | None = None
     dense_rank: int | None = None
-    matched: list[str] = Field(default_factory=list)
+    matched: list[str] = Field(default_factory=empty_list)
     near: str | None = None  # the matching turn this one answers or prompts (conversation boost)
 
     def chunk(self) -> Chunk:
@@ -114,7 +114,7 @@ class SearchResult(Model):
     query: str
     mode: Mode
     hits: list[SearchHit]
-    notes: list[str] = Field(default_factory=list)  # why the mode is not hybrid, index rebuilt, …
+    notes: list[str] = Field(default_factory=empty_list)  # why the mode is not hybrid, index rebuilt, …
     index: IndexStats
 
 

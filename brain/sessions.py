@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 
 from brain.layout import is_session_id
-from brain.model import Model
+from brain.model import Model, empty_list
 
 MAX_SESSION_BYTES = 50_000_000
 MAX_TURN_CHARS = 200_000
@@ -26,7 +26,7 @@ class SessionHeader(Model):
     started: str | None = None
     source: str | None = None
     title: str | None = None
-    participants: list[str] = Field(default_factory=list)
+    participants: list[str] = Field(default_factory=empty_list)
 
 
 class Turn(Model):

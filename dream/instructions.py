@@ -12,7 +12,7 @@ import re
 from pydantic import ConfigDict, Field
 
 from brain.layout import slugify
-from brain.model import Model
+from brain.model import Model, empty_list
 from dream.offline.text import STOPWORDS, stem
 
 #: A never-record topic word brings its everyday vocabulary along.
@@ -38,8 +38,8 @@ _FORGET_LINE_RE = re.compile(r"^\s*[-*]\s+(?:\d{4}-\d{2}-\d{2}:?\s+)?(?:\[\[)?([
 class Instructions(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     text: str = ""
-    never_record: list[str] = Field(default_factory=list)  # stemmed trigger words
-    forget: list[str] = Field(default_factory=list)  # slugs never to re-create
+    never_record: list[str] = Field(default_factory=empty_list)  # stemmed trigger words
+    forget: list[str] = Field(default_factory=empty_list)  # slugs never to re-create
 
     def blocks(self, sentence: str) -> bool:
         """True when a sentence touches a never-record topic."""

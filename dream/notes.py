@@ -12,7 +12,7 @@ from collections.abc import Container
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.page import Frontmatter, Page
 from brain.view import remember_built
 from dream.offline.text import clean_statement
@@ -30,7 +30,7 @@ class Note(Model):
     event_date: dt.date | None = None
     slot: str | None = None
     value: str | None = None
-    mentions: list[str] = Field(default_factory=list)  # slugs of other pages it names
+    mentions: list[str] = Field(default_factory=empty_list)  # slugs of other pages it names
     until: dt.date | None = None
     superseded_by: str | None = None  # citation target of the turn that changed it
 

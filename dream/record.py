@@ -25,7 +25,7 @@ from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
-from brain.model import Model
+from brain.model import Model, empty_list
 from dream.backends.base import BackendError
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.calls import CallUsage
@@ -44,7 +44,7 @@ class RecordMeta(Model):
     settings: dict[str, Any]  # DreamSettings without root
     backend: str
     model: str | None
-    deleted: list[str] = Field(default_factory=list)  # tracked at `base`, missing from the working tree
+    deleted: list[str] = Field(default_factory=empty_list)  # tracked at `base`, missing from the working tree
 
 
 class ReplayMissError(BackendError):
@@ -204,7 +204,7 @@ class ReplayResult(Model):
     replayed_commit: str | None
     recorded_tree: str | None
     replayed_tree: str | None
-    differences: list[str] = Field(default_factory=list)
+    differences: list[str] = Field(default_factory=empty_list)
     misses: int = 0
     folder: str | None = None  # the scratch Brain, when kept
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from brain.model import Model
+from brain.model import Model, empty_list
 
 
 class RunReport(Model):
@@ -16,20 +16,20 @@ class RunReport(Model):
     backend: str
     status: str = "ok"  # ok | nothing-to-do | failed | dry-run
     reason: str | None = None
-    sessions: list[str] = Field(default_factory=list)
-    deferred: list[str] = Field(default_factory=list)
+    sessions: list[str] = Field(default_factory=empty_list)
+    deferred: list[str] = Field(default_factory=empty_list)
     session_failures: dict[str, str] = Field(default_factory=dict)
-    pages_created: list[str] = Field(default_factory=list)
-    pages_updated: list[str] = Field(default_factory=list)
+    pages_created: list[str] = Field(default_factory=empty_list)
+    pages_updated: list[str] = Field(default_factory=empty_list)
     notes_written: int = 0
     facts: int = 0
     facts_superseded: int = 0
     rejected: dict[str, list[str]] = Field(default_factory=dict)
-    conflicts: list[str] = Field(default_factory=list)
-    forgotten: list[str] = Field(default_factory=list)
-    kept: list[str] = Field(default_factory=list)  # hand-written files Dream did not rewrite
-    problems: list[str] = Field(default_factory=list)
-    findings: list[str] = Field(default_factory=list)  # warnings left on landed files
+    conflicts: list[str] = Field(default_factory=empty_list)
+    forgotten: list[str] = Field(default_factory=empty_list)
+    kept: list[str] = Field(default_factory=empty_list)  # hand-written files Dream did not rewrite
+    problems: list[str] = Field(default_factory=empty_list)
+    findings: list[str] = Field(default_factory=empty_list)  # warnings left on landed files
     verifier: dict[str, int] = Field(default_factory=dict)
     redactions: dict[str, int] = Field(default_factory=dict)
     tokens_in: int = 0
@@ -41,10 +41,10 @@ class RunReport(Model):
     cost_usd: float | None = 0.0  # None: the model has no known price
     model_calls: int = 0
     stopped: str | None = None  # a budget stopped the run before its last session
-    claims_removed: list[str] = Field(default_factory=list)  # unsupported claims cut from staged files
-    claims_flagged: list[str] = Field(default_factory=list)  # contradicted claims, kept for the owner to judge
+    claims_removed: list[str] = Field(default_factory=empty_list)  # unsupported claims cut from staged files
+    claims_flagged: list[str] = Field(default_factory=empty_list)  # contradicted claims, kept for the owner to judge
     commit: str | None = None
-    files: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=empty_list)
     # Where the time went (dream.timing.PhaseClock): never serialised, so the report stays the
     # same for the same inputs; the run folder's timings.json has it.
     _timings: Any = PrivateAttr(default=None)

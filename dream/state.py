@@ -22,7 +22,7 @@ from pydantic import BeforeValidator, ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
-from brain.model import Model
+from brain.model import Model, empty_list
 
 #: 2: `written` lives in `.dream/written/` shards. 3: `sessions` lives in `.dream/sessions/` shards.
 #: An older state.json is read as it is, and its first render writes every shard it lacked.
@@ -43,7 +43,7 @@ class EntityState(Model):
     model_config = ConfigDict(extra="forbid")
     name: str
     type: str
-    sessions: list[str] = Field(default_factory=list)
+    sessions: list[str] = Field(default_factory=empty_list)
     slug: str | None = None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.repo import BrainRepo
 from brain.tree import DirTree, text_if_exists
 from dream.phases.orient import list_session_files, plan_sessions
@@ -24,10 +24,10 @@ class RunLine(Model):
 
 class Status(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    runs: list[RunLine] = Field(default_factory=list)
-    pending: list[str] = Field(default_factory=list)
+    runs: list[RunLine] = Field(default_factory=empty_list)
+    pending: list[str] = Field(default_factory=empty_list)
     processed: int = 0
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=empty_list)
 
     def text(self) -> str:
         out = [f"{self.processed} session(s) compiled, {len(self.pending)} pending"]

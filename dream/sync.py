@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.errors import BrainError
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.repo import BrainRepo, blob_id, git_env
 from brain.tree import read_fd
 from dream.merge import merge3
@@ -32,10 +32,10 @@ DREAM_IDENTITY = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localho
 class SyncPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     writes: dict[str, str] = Field(default_factory=dict)  # path → final text
-    added: list[str] = Field(default_factory=list)
-    modified: list[str] = Field(default_factory=list)
-    conflicts: list[str] = Field(default_factory=list)
-    merged: list[str] = Field(default_factory=list)  # written as a merge with the owner's edit, not as staged
+    added: list[str] = Field(default_factory=empty_list)
+    modified: list[str] = Field(default_factory=empty_list)
+    conflicts: list[str] = Field(default_factory=empty_list)
+    merged: list[str] = Field(default_factory=empty_list)  # written as a merge with the owner's edit, not as staged
     # path → the live text its write was merged against (read when the plan was made). A file that
     # holds anything else when the working tree is updated was edited since, and is left alone.
     based_on: dict[str, str | None] = Field(default_factory=dict)
@@ -102,7 +102,7 @@ class Journal(Model):
 class SyncResult(Model):
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
     commit: str | None
-    conflicts: list[str] = Field(default_factory=list)  # found while rebasing on the owner's commits
+    conflicts: list[str] = Field(default_factory=empty_list)  # found while rebasing on the owner's commits
     rebased: int = 0
     # apply_sync(wait_index=False): git's index update, still running; finish() ends it
     index_update: "IndexUpdate | None" = Field(default=None, exclude=True, repr=False)

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import ConfigDict, Field
 
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.sessions import Session
 
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
@@ -58,7 +58,7 @@ class EntityRef(_Model):
     slug: str
     title: str
     type: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=empty_list)
 
 
 class SummarizeRequest(_Model):
@@ -77,22 +77,22 @@ class SummarySentence(_Model):
 class SessionSummary(_Model):
     title: str
     sentences: list[SummarySentence]
-    topics: list[str] = Field(default_factory=list)  # entity names the session is about
+    topics: list[str] = Field(default_factory=empty_list)  # entity names the session is about
 
 
 class ExtractRequest(_Model):
     session: Session
     owner: str | None = None
-    known: list[EntityRef] = Field(default_factory=list)
+    known: list[EntityRef] = Field(default_factory=empty_list)
     instructions: str = ""
-    never_record: list[str] = Field(default_factory=list)
+    never_record: list[str] = Field(default_factory=empty_list)
     first_turn: int = 1
 
 
 class Entity(_Model):
     name: str
     type: PageType
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=empty_list)
     description: str | None = None
 
 
@@ -110,12 +110,12 @@ class Fact(_Model):
     slot: str | None = None  # facts with the same subject and slot supersede each other (newer wins)
     value: str | None = None
     replaces: str | None = None  # a correction: the wrong value it replaces
-    mentions: list[str] = Field(default_factory=list)
+    mentions: list[str] = Field(default_factory=empty_list)
 
 
 class FactBatch(_Model):
     facts: list[Fact]
-    entities: list[Entity] = Field(default_factory=list)
+    entities: list[Entity] = Field(default_factory=empty_list)
 
 
 class PageFact(_Model):
@@ -134,11 +134,11 @@ class WritePageRequest(_Model):
     slug: str
     title: str
     type: str
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=empty_list)
     current: list[PageFact]
-    history: list[PageFact] = Field(default_factory=list)
-    mentioned: list[PageFact] = Field(default_factory=list)  # other pages' facts that name this one
-    related: list[tuple[str, str]] = Field(default_factory=list)  # (slug, title)
+    history: list[PageFact] = Field(default_factory=empty_list)
+    mentioned: list[PageFact] = Field(default_factory=empty_list)  # other pages' facts that name this one
+    related: list[tuple[str, str]] = Field(default_factory=empty_list)  # (slug, title)
     names: dict[str, str] = Field(default_factory=dict)  # name → slug, for linking other pages
     instructions: str = ""
     # Section heading ("History", "Mentioned in" included) → facts left out of the request (they

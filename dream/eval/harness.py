@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
-from brain.model import Model
+from brain.model import Model, empty_list
 from dream.backends.base import RunContext, Usage
 from dream.eval.answering import Answered, Answerer, baseline_text
 from dream.eval.baseline import TurnBM25
@@ -76,13 +76,13 @@ class EvalReport(Model):
     packet_seconds: float = 0.0
     answer_backend: str | None = None  # answers and judges (`--answer`); None: nothing answered
     answer_model: str | None = None
-    answer_budgets: list[int] = Field(default_factory=list)
+    answer_budgets: list[int] = Field(default_factory=empty_list)
     answer_seconds: float = 0.0
     answer_errors: int = 0  # answers left out of accuracy and F1 because a call failed
     answer_usage: Usage | None = None  # the answer backend's tokens and calls (offline: none)
-    scores: list[Score] = Field(default_factory=list)
-    misses: list[Miss] = Field(default_factory=list)
-    answers: list[Answered] = Field(default_factory=list)
+    scores: list[Score] = Field(default_factory=empty_list)
+    misses: list[Miss] = Field(default_factory=empty_list)
+    answers: list[Answered] = Field(default_factory=empty_list)
 
     def score(self, system: str, budget: int, category: str) -> Score | None:
         return next((s for s in self.scores if (s.system, s.budget, s.category) == (system, budget, category)), None)

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.sessions import MAX_TURN_CHARS, Session, Turn, parse_session, render_session
 
 #: Largest input file an importer reads whole (a ChatGPT export of years is a few hundred MB).
@@ -30,8 +30,8 @@ class Parsed(Model):
     """What a format reader found: canonical sessions (ids may still be unsafe) and problems."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    sessions: list[Session] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
+    sessions: list[Session] = Field(default_factory=empty_list)
+    problems: list[str] = Field(default_factory=empty_list)
 
 
 class GrownSession(Model):
@@ -47,10 +47,10 @@ class ImportReport(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     format: str
     source: str
-    created: list[str] = Field(default_factory=list)
-    grown: list[GrownSession] = Field(default_factory=list)
+    created: list[str] = Field(default_factory=empty_list)
+    grown: list[GrownSession] = Field(default_factory=empty_list)
     unchanged: int = 0
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=empty_list)
 
     def summary(self) -> str:
         added = sum(g.turns_added for g in self.grown)
@@ -75,11 +75,11 @@ class SessionWrite(Model):
 
 class ImportPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    writes: list[SessionWrite] = Field(default_factory=list)
-    created: list[str] = Field(default_factory=list)
-    grown: list[GrownSession] = Field(default_factory=list)
+    writes: list[SessionWrite] = Field(default_factory=empty_list)
+    created: list[str] = Field(default_factory=empty_list)
+    grown: list[GrownSession] = Field(default_factory=empty_list)
     unchanged: int = 0
-    problems: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=empty_list)
 
 
 # --- helpers for format readers --------------------------------------------------------------

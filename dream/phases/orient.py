@@ -12,7 +12,7 @@ from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.frames import frame, unframe
-from brain.model import Model
+from brain.model import Model, empty_list
 from brain.tree import Tree
 from dream.state import DreamState, content_hash
 
@@ -35,8 +35,8 @@ class PendingSession(Model):
 class RunPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     pending: list[PendingSession]
-    deferred: list[str] = Field(default_factory=list)  # pending beyond --max-sessions
-    problems: list[str] = Field(default_factory=list)
+    deferred: list[str] = Field(default_factory=empty_list)  # pending beyond --max-sessions
+    problems: list[str] = Field(default_factory=empty_list)
 
 
 def list_session_files(tree: Tree, hashes_of: Callable[[list[str]], dict[str, str]] | None = None,
