@@ -520,7 +520,8 @@ class Compilation:
         return found, found.view
 
     def save_digests(self, landed: Landed | None = None) -> None:
-        """Keep the digest of each topic whose page this run compiled, for the notes as they land.
+        """Keep the digest of each topic whose page this run compiled or whose notes it read in
+        full, for the notes as they land.
 
         A note this run changed counts with the blob id of the text staged for it; where that is not
         what the staged tree holds now (a conflict kept the owner's text, the gate dropped it), the
@@ -528,6 +529,12 @@ class Compilation:
         topic whose folder in it is exactly the digest's notes is keyed by that folder's tree id
         (the next run then knows it unchanged without looking at its notes)."""
         for topic, found in self.topics.items():
+            if found.view is None and found.complete:
+                # read in full for another page (a note it mentions): kept too, or each run that
+                # needs one of its notes would read the whole folder again
+                loc = layout.page_location(self.page_path(topic) or "")
+                if loc is not None and found.notes:
+                    found.view = build_view(found.notes.values(), self.backend.page_section, self.backend.name, loc[0])
             if found.view is None or found.stale:
                 continue
             tree = self._landed_tree(topic, found, landed) if landed is not None else None

@@ -288,3 +288,21 @@ def test_a_key_index_in_bucket_files_commits_what_an_inline_one_does(compiled_co
 
     assert _runs(other, check_then_spoil) == inline
     assert bool(rebuilt) == (spoil is not None)
+
+
+def test_a_topic_read_in_full_for_a_note_another_page_mentions_keeps_its_digest(compiled_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kenji Mori's page shows the notes of other topics that name him ("Mentioned in"). With no
+    digests (a new version of Dream starts its caches afresh), a run that compiles his page reads
+    those topics in full; it keeps their digests too, so the next such run reads no topic in full."""
+    root = compiled_copy
+    _gone(root)
+    read_in_full: list[str] = []
+    real_read_all = Compilation._read_all
+    monkeypatch.setattr(Compilation, "_read_all", lambda self, found, paths: (read_in_full.append(paths[0].split("/")[1] if paths else ""), real_read_all(self, found, paths))[1])
+    add_session(root, "2026-07-20-kenji", "2026-07-20T09:00:00+09:00", [("user", "Kenji Mori moved his office to the Osaka branch."), ("assistant", "Noted.")])
+    assert "knowledge/people/kenji-mori.md" in dream(root, "2026-07-21T02:00:00Z").pages_updated
+    assert {"kenji-mori", "samuel-okafor", "japan-universal-design-sprint"} <= set(read_in_full)
+    read_in_full.clear()
+    add_session(root, "2026-07-22-kenji", "2026-07-22T09:00:00+09:00", [("user", "Kenji Mori starts a new course on tactile maps."), ("assistant", "Noted.")])
+    assert "knowledge/people/kenji-mori.md" in dream(root, "2026-07-23T02:00:00Z").pages_updated
+    assert read_in_full == []
