@@ -631,6 +631,58 @@ def test_a_line_store_ignores_wrong_lines_inside_a_batch_it_vouches_for():
     assert store.dirty and LineStore(raw + store.batch(), "v1", 1).get("y", a) == ("now right",)
 
 
+def _line_store_reference(batches: list[list[str]]) -> dict[str, tuple[str, ...]]:
+    """What a LineStore of width 1 holds, by definition: the last line for each path over all its
+    batches, when that line has the store's shape."""
+    last = {}
+    for lines in batches:
+        for line in lines:
+            if "\t" in line:
+                path, rest = line.split("\t", 1)
+                last[path] = rest
+    return {path: tuple(parts) for path, rest in last.items() if len(parts := rest.split("\t")) == 2 and len(parts[0]) == 40}
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_a_line_store_looked_up_by_bisection_holds_what_every_line_says(seed: int) -> None:
+    """The first batch, sorted as render() writes it, is searched by bisection when a path is asked
+    (LineStore): asked, put and listed, the store answers as the definition over every line does,
+    with later batches (lines of the wrong shape among them), repeated paths and unsorted batches."""
+    import random
+
+    from brain.doccache import LineStore
+
+    rng = random.Random(seed)
+    names = ["a", "a-b", "a/b", "b", "ab", "c", "c c", "d"]
+    blobs = ["1" * 40, "2" * 40, "3" * 39]
+
+    def line() -> str:
+        shape = rng.random()
+        if shape < 0.8:
+            return f"{rng.choice(names)}\t{rng.choice(blobs)}\t{rng.choice(['x', 'y', ''])}"
+        return rng.choice([f"{rng.choice(names)}\t{blobs[0]}", "no tab", f"{rng.choice(names)}\t{blobs[1]}\tx\ty"])
+
+    first = [line() for _ in range(rng.randrange(0, 12))]
+    if rng.random() < 0.8:
+        first.sort()
+    batches = [first] + [[line() for _ in range(rng.randrange(0, 4))] for _ in range(rng.randrange(0, 3))]
+    raw = b"version v1\n" + b"".join(_batch(lines) for lines in batches)
+    expected = _line_store_reference(batches)
+    assert LineStore(raw, "v1", 1).entries == expected
+    store = LineStore(raw, "v1", 1)
+    for _ in range(12):
+        path = rng.choice([*names, "e", "a\t" + "1" * 40])
+        if rng.random() < 0.3 and "\t" not in path:
+            entry = (rng.choice(blobs[:2]), rng.choice(["p", "q"]))
+            store.put(path, *entry[:1], entry[1:])
+            expected[path] = entry
+        blob = expected[path][0] if path in expected and rng.random() < 0.8 else rng.choice(blobs)
+        want = expected[path][1:] if path in expected and expected[path][0] == blob else None
+        assert store.get(path, blob) == want, (path, blob)
+    assert store.entries == expected
+    assert LineStore(store.render(), "v1", 1).entries == expected
+
+
 def test_a_line_store_appends_what_changed_and_ignores_a_torn_batch():
     from brain.doccache import LineStore
 
