@@ -375,7 +375,7 @@ class LineStore:
     whole next time, as it is once MAX_BATCHES have been appended or an entry was removed.
 
     A line is split into its fields when its path is first asked: a nightly gate asks the turns of
-    ~400 of the 10,000 raw sessions. The first batch, when sorted (as render() writes the file),
+    a few hundred of the 10,000 raw sessions. The first batch, when sorted (as render() writes the file),
     is searched by bisection; the other batches' lines are mapped by path when read. A line not
     of the store's shape is found out when asked, and counts as no entry; a later line for the
     same path still wins over an earlier one (only a hand edit makes such a line)."""
