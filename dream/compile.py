@@ -534,7 +534,7 @@ class Compilation:
                 # needs one of its notes would read the whole folder again
                 loc = layout.page_location(self.page_path(topic) or "")
                 if loc is not None and found.notes:
-                    found.view = build_view(found.notes.values(), self.backend.page_section, self.backend.name, loc[0])
+                    self.topic_view(topic, loc[0])
             if found.view is None or found.stale:
                 continue
             tree = self._landed_tree(topic, found, landed) if landed is not None else None
