@@ -18,6 +18,9 @@ from brain import layout
 _SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules"})
 #: Below .dream only these are part of the Brain; runs/, cache/ and the lock are machine state.
 _DREAM_KEEP = frozenset({"instructions.md", "forget.md", "state.json"})
+#: A DirTree answers `exists` and `is_symlink` from its listing by bisection this many times, then
+#: from a set of it (brain.view.DOC_SET_AFTER does the same for documents).
+LISTED_SET_AFTER = 3000
 
 
 class Tree(Protocol):
@@ -43,13 +46,16 @@ class DirTree:
     """
 
     def __init__(self, root: Path, keys: "Mapping[str, str] | None" = None, folders: dict[str, str] | None = None,
-                 listing: "Callable[[], tuple[list[str], list[str]] | None] | None" = None) -> None:
+                 listing: "Callable[[], tuple[list[str], ...] | None] | None" = None) -> None:
         """`listing`: gives (files, symlinks) as `walk_sorted` does, walked elsewhere meanwhile
-        (dream.run forks it), or None: then the first `files()` walks the folder itself."""
+        (dream.run forks it), or None: then the first `files()` walks the folder itself. A third
+        part, where it is given, says where the documents are (brain.layout.document_runs of files)."""
         self.root = Path(root)
         self._root = os.fspath(self.root) + "/"
         self._files: list[str] | None = None
-        self._listed: frozenset[str] = frozenset()
+        self._runs: list[tuple[int, int]] | None = None
+        self._listed: frozenset[str] | None = None  # the listing as a set, once asked about often
+        self._asks = 0
         self._links: frozenset[str] = frozenset()
         self.keys = keys or {}
         self.folders = folders or {}  # folder → git tree id at HEAD, nothing under it changed (WorktreeScan)
@@ -58,10 +64,29 @@ class DirTree:
     def files(self) -> list[str]:
         if self._files is None:
             given, self._listing = self._listing() if self._listing is not None else None, None
-            found, links = given if _is_listing(given) else walk_sorted(self.root)
-            self._files = found
-            self._listed, self._links = frozenset(found), frozenset(links)
+            found, links = given[:2] if _is_listing(given) else walk_sorted(self.root)
+            self._files, self._links = found, frozenset(links)
+            if _is_listing(given) and len(given) == 3 and _runs_fit(given[2], found):
+                self._runs = given[2]
         return self._files
+
+    def document_runs(self) -> list[tuple[int, int]] | None:
+        """brain.layout.document_runs(files()) when whoever listed the files gave it, else None."""
+        self.files()
+        return self._runs
+
+    def _is_listed(self, rel: str) -> bool:
+        """Whether the listing holds `rel`: by bisection for the first LISTED_SET_AFTER asks (a
+        nightly run asks ~1,000 times: hashing the 67,000 paths of the 10k Brain into a set took
+        5 ms), then in a set (a full compile asks of every file)."""
+        if self._files is None:
+            return False
+        if self._listed is None:
+            self._asks += 1
+            if self._asks <= LISTED_SET_AFTER:
+                return in_sorted(self._files, rel)
+            self._listed = frozenset(self._files)
+        return rel in self._listed
 
     def key(self, rel: str) -> str | None:
         """The git blob id of the file's bytes when known without reading it, else None."""
@@ -130,13 +155,13 @@ class DirTree:
     def exists(self, rel: str) -> bool:
         # A file the listing holds and git vouches for is a regular file (as of the scan): not asked
         # of the disk. A nightly run asks this of ~1,000 pages, sessions and state shards.
-        if rel in self._listed and rel in self.keys:
+        if rel in self.keys and self._is_listed(rel):
             return True
         return os.path.isfile(self._abs(rel))
 
     def is_symlink(self, rel: str) -> bool:
         # The listing saw every listed file's type (no stat per file); others are asked the disk.
-        if rel in self._listed:
+        if self._is_listed(rel):
             return rel in self._links
         return os.path.islink(self._abs(rel))
 
@@ -289,7 +314,18 @@ def walk_sorted(root: Path) -> tuple[list[str], list[str]]:
 
 
 def _is_listing(value: object) -> bool:
-    return isinstance(value, tuple) and len(value) == 2 and all(type(part) is list for part in value)
+    return isinstance(value, tuple) and len(value) in (2, 3) and all(type(part) is list for part in value)
+
+
+def _runs_fit(runs: list, files: list[str]) -> bool:
+    """Whether `runs` can be index ranges of `files`, in order (a bad one would only drop or add
+    documents: checked, since it comes from another process)."""
+    at = 0
+    for run in runs:
+        if not (type(run) is tuple and len(run) == 2 and type(run[0]) is int and type(run[1]) is int and at <= run[0] < run[1] <= len(files)):
+            return False
+        at = run[1]
+    return True
 
 
 def _walk(root: Path) -> tuple[list[str], list[str]]:

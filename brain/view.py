@@ -20,7 +20,7 @@ from brain.errors import PageError
 from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import OverlayTree, Tree, in_sorted, insert_sorted, text_if_exists
+from brain.tree import DirTree, OverlayTree, Tree, in_sorted, insert_sorted, text_if_exists
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -71,32 +71,10 @@ def parse_session_cached(rel: str, data: bytes) -> "tuple[Session | None, list[S
     return hit if hit is not None else _keep(_SESSION_CACHE, _SESSION_CACHE_MAX, key, parse_session(data, rel))
 
 
-_KINDS: dict[str, str] = {}
-_NONE: set[str] = set()
 _PAGE_ROOT, _NOTE_ROOT = layout.KNOWLEDGE + "/", layout.NOTES + "/"
-
-
-def _kind(rel: str) -> str:
-    """"page", "note", "summary" or "" for a path: a pure function of the string, memoised
-    because every view of a large Brain classifies the same ~100,000 paths."""
-    kind = _KINDS.get(rel)
-    if kind is None:
-        kind = ""
-        if rel.endswith(".md") and rel not in layout.GENERATED:
-            # Each kind lives under its own top folder: test only the one the path is in.
-            if rel.startswith(_PAGE_ROOT):
-                kind = "page" if layout.is_page_path(rel) else ""
-            elif rel.startswith(_NOTE_ROOT):
-                kind = "note" if layout.is_note_path(rel) else ""
-            elif layout.is_summary_path(rel):
-                kind = "summary"
-        if len(_KINDS) >= 1_000_000:
-            _KINDS.clear()
-        _KINDS[rel] = kind
-    return kind
-
-
-doc_kind = _kind  # for callers that list documents themselves
+_kind = layout.doc_kind  # "page", "note", "summary" or ""
+_NONE: set[str] = set()
+doc_kind = layout.doc_kind  # for callers that list documents themselves
 _DOC_PATHS: "WeakKeyDictionary[Tree, list[str]]" = WeakKeyDictionary()
 
 
@@ -163,25 +141,21 @@ def doc_paths_of(tree: Tree) -> list[str]:
             if hidden:
                 found = [rel for rel in found if rel not in hidden]
         else:
-            found = _documents(tree.files())
+            files = tree.files()
+            found = _documents(files, tree.document_runs() if isinstance(tree, DirTree) else None)
             if links := set(tree.symlinks()):
                 found = [rel for rel in found if rel not in links]
         _DOC_PATHS[tree] = found
     return found
 
 
-def _documents(files: list[str]) -> list[str]:
-    """`[rel for rel in files if _kind(rel)]` of a sorted listing (67,000 files on the 10k Brain):
-    each kind lives under its own top folder, a range of the listing found by bisection; a note or
-    summary is any `<folder>/<name>/<file>.md` there, a page is asked `_kind`."""
+def _documents(files: list[str], runs: list[tuple[int, int]] | None = None) -> list[str]:
+    """`[rel for rel in files if _kind(rel)]` of a sorted listing (67,000 files on the 10k Brain),
+    from where layout.document_runs finds them; `runs`: those ranges, found by whoever listed the
+    files (DirTree.document_runs)."""
     out: list[str] = []
-    for prefix in sorted((_PAGE_ROOT, _NOTE_ROOT, layout.SESSIONS_SUMMARIES + "/")):
-        chunk = files[bisect.bisect_left(files, prefix) : bisect.bisect_left(files, _after(prefix))]
-        if prefix == _PAGE_ROOT:
-            out += [rel for rel in chunk if _kind(rel)]
-        else:
-            depth = prefix.count("/") + (prefix == _NOTE_ROOT)
-            out += [rel for rel in chunk if rel.endswith(".md") and rel.count("/") == depth]
+    for start, end in runs if runs is not None else layout.document_runs(files):
+        out += files[start:end]
     return out
 
 

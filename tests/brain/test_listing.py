@@ -10,6 +10,7 @@ import pytest
 
 from brain import listing
 from brain.listing import LISTING, refresh, save_listing, walk_cached
+from brain.layout import document_runs
 from brain.tree import walk_sorted
 
 
@@ -249,7 +250,8 @@ def test_a_walker_that_serves_keeps_the_listing_as_a_refresh_here_would(brain: P
     writes is the one refresh() here keeps."""
     save_listing(brain)
     walker = listing.fork_walk(brain, serve=True)
-    assert walker is not None and walker.result() == walk_sorted(brain)
+    files, links = walk_sorted(brain)
+    assert walker is not None and walker.result() == (files, links, document_runs(files))
     kept = walker.kept
     _write(brain, "notes/ada/three.md")  # what a run writes after its walk
     assert walker.refresh(None) and walker.close() is True

@@ -4,6 +4,7 @@ as a run with a warm one, and git's word on which files are unchanged is taken o
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from brain import doccache
 from brain.doccache import DocCards
 from brain.repo import BrainRepo, blob_id, worktree_keys
 from brain.scan import WorktreeScan
+from brain.layout import document_runs
 from brain.tree import DirTree
 from brain.view import BrainView
 from dream.compile import DocCache
@@ -368,6 +370,64 @@ def test_the_one_pass_document_listing_is_the_per_path_one():
     expected = [rel for rel in files if doc_kind(rel)]
     assert len(expected) > 50 and {doc_kind(rel) for rel in expected} == {"page", "note", "summary"}
     assert _documents(files) == expected
+    runs = document_runs(files)
+    assert all(0 <= start < end <= len(files) for start, end in runs)
+    assert all(a[1] < b[0] for a, b in zip(runs, runs[1:]))  # in order, apart: none could be joined
+    assert [rel for start, end in runs for rel in files[start:end]] == expected
+
+
+def test_a_listing_given_with_its_document_runs_lists_the_documents_a_walk_finds(tmp_path: Path):
+    """The forked walker says where the documents are among the files it sends (brain.listing):
+    a tree given that lists them from it; runs that cannot be the listing's are not used."""
+    from brain.tree import walk_sorted
+    from brain.view import doc_paths_of
+
+    root = tmp_path / "brain"
+    for rel in ("knowledge/index.md", "knowledge/people/ada.md", "knowledge/people/ben.md", "knowledge/people/x.txt",
+                "notes/ada/one.md", "notes/ada/deep/two.md", "notes/ben/three.md", "sessions/summaries/s1.md", "guide.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n", encoding="utf-8")
+    files, links = walk_sorted(root)
+    expected = ["knowledge/people/ada.md", "knowledge/people/ben.md", "notes/ada/one.md", "notes/ben/three.md", "sessions/summaries/s1.md"]
+    assert doc_paths_of(DirTree(root)) == expected
+    runs = document_runs(files)
+    given = DirTree(root, listing=lambda: (files, links, runs))
+    assert given.document_runs() == runs and doc_paths_of(given) == expected
+    # Told where they are, the tree takes it: these are the given ranges' paths, not a walk's.
+    told = DirTree(root, listing=lambda: (files, links, [(1, 2)]))
+    assert doc_paths_of(told) == files[1:2]
+    for bad in ([(0, len(files) + 1)], [(3, 2)], [(2, 4), (3, 5)], [[0, 1]], [(0, "1")], [(-1, 2)]):
+        tree = DirTree(root, listing=lambda bad=bad: (files, links, bad))
+        assert tree.document_runs() is None and doc_paths_of(tree) == expected, bad
+
+
+def test_a_tree_answers_from_its_listing_alike_by_bisection_and_by_set(tmp_path: Path, monkeypatch):
+    """DirTree.exists and is_symlink take a listed path's answer from the listing (by bisection,
+    then from a set once asked often) and ask the disk about the rest."""
+    import brain.tree as tree_module
+
+    root = tmp_path / "brain"
+    for rel in ("a.md", "b/c.md", "d.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n", encoding="utf-8")
+    (root / "e.md").symlink_to(root / "a.md")
+    keys = {"a.md": "1", "d.md": "2", "e.md": "3", "z.md": "4"}
+    asked = ["a.md", "b/c.md", "d.md", "e.md", "b", "z.md", "b/c", "0", "~"] * 3
+    answers = []
+    for after in (10**9, 2):
+        monkeypatch.setattr(tree_module, "LISTED_SET_AFTER", after)
+        tree = DirTree(root, keys=keys)
+        listed = tree.files()
+        (root / "d.md").unlink()  # gone since the listing, which vouches for it (git had its key)
+        (root / "z.md").write_text("new\n", encoding="utf-8")  # new since: not listed, asked of the disk
+        got = [(tree.exists(rel), tree.is_symlink(rel)) for rel in asked]
+        want = [((rel in listed and rel in keys) or os.path.isfile(root / rel),
+                 rel in tree.symlinks() if rel in listed else os.path.islink(root / rel)) for rel in asked]
+        assert got == want and (tree._listed is not None) == (after == 2)
+        answers.append(got)
+        (root / "d.md").write_text("x\n", encoding="utf-8")
+        (root / "z.md").unlink()
+    assert answers[0] == answers[1] and answers[0][2] == (True, False) and answers[0][3] == (True, True)
 
 
 def test_a_name_shared_by_pages_notes_and_summaries_resolves_to_all_of_them(tmp_path: Path):
