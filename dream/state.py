@@ -16,6 +16,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, MutableMapping
+from itertools import chain
 from typing import Annotated
 
 from pydantic import BeforeValidator, ConfigDict, Field
@@ -264,11 +265,12 @@ def _plain(strings: list[str]) -> bool:
 
 
 def _plain_table(value: dict[str, object], pad: str) -> str | None:
-    """The two shapes of the state's shards, laid out by string formatting, not one value at a
-    time: str → str (`written`, 57,000 paths on the 10k Brain) and str → a dict with the same keys
-    in each, every column all strings or all ints (`sessions`, 10,000); a first compile or a
-    migration renders every shard of both. Else None (the general path). Only strings json writes
-    as they are qualify, so the bytes are json.dumps's."""
+    """The shapes of the state and its shards, laid out by string formatting, not one value at a
+    time: str → str (`written`, 57,000 paths on the 10k Brain), str → a list of strings
+    (`mentions`), and str → a dict with the same keys in each, every column all strings, all ints
+    or all lists of strings (`sessions`, 10,000; `entities`); a first compile or a migration renders
+    every shard. Else None (the general path). Only strings json writes as they are qualify, so the
+    bytes are json.dumps's."""
     keys = sorted(value)
     rows = [value[k] for k in keys]
     if not _plain(keys):
@@ -278,6 +280,11 @@ def _plain_table(value: dict[str, object], pad: str) -> str | None:
         if not _plain(rows):
             return None
         return "{" + inner + '"' + ('",' + inner + '"').join(map('": "'.join, zip(keys, rows))) + '"' + pad + "}"
+    if all(type(v) is list for v in rows):
+        cells = _plain_lists(rows, inner)
+        if cells is None:
+            return None
+        return "{" + inner + ("," + inner).join(['"%s": %s' % kv for kv in zip(keys, cells)]) + pad + "}"
     first = rows[0]
     if type(first) is not dict or not first or not all(type(r) is dict for r in rows):
         return None
@@ -295,11 +302,26 @@ def _plain_table(value: dict[str, object], pad: str) -> str | None:
             formats.append('"' + col + '": "%s"')
         elif all(type(v) is int for v in column):  # not bool: type() is exact
             formats.append('"' + col + '": %d')
+        elif all(type(v) is list for v in column) and (column := _plain_lists(column, cell)) is not None:
+            formats.append('"' + col + '": %s')
         else:
             return None
         columns.append(column)
     row = '"%s": {' + cell + ("," + cell).join(formats) + inner + "}"
     return "{" + inner + ("," + inner).join([row % cells for cells in zip(keys, *columns)]) + pad + "}"
+
+
+def _plain_lists(lists: list[list], pad: str) -> list[str] | None:
+    """Each list of strings as json.dumps(indent=1) lays it out at `pad`; None unless every item of
+    every list is a string json writes as it is."""
+    try:  # joins only strings: anything else raises
+        if not _plain(list(chain.from_iterable(lists))):
+            return None
+    except TypeError:
+        return None
+    inner = pad + " "
+    sep = '",' + inner + '"'
+    return ["[" + inner + '"' + sep.join(one) + '"' + pad + "]" if one else "[]" for one in lists]
 
 
 def _dump(value: object, pad: str, out: list[str]) -> None:

@@ -292,12 +292,18 @@ def test_state_renders_exactly_as_json_dumps():
     for _ in range(800):
         n = rnd.randint(1, 6)
         keys = [rnd.choice(["notes/a/x.md", "s1", "b", *odd]) + str(i) for i in range(n)]
-        if rnd.random() < 0.5:
+        strings = lambda: [rnd.choice(["notes/a/x.md", "s1", *odd]) for _ in range(rnd.choice([0, 1, 3]))]  # noqa: E731
+        shape = rnd.random()
+        if shape < 0.35:
             data = {k: rnd.choice(["0123abcd", "", *odd]) for k in keys}
-        else:
-            cols = rnd.choice([["hash", "run", "turns"], ["turns"], ["a\\", "b"], ["é", "z"]])
-            data = {k: {c: rnd.choice([rnd.randint(-3, 10**20), "r1", "x"] + ([True, None, 1.5, "q\"", "\n"] if rnd.random() < 0.2 else []))
+        elif shape < 0.5:  # page slug → note paths (mentions)
+            data = {k: strings() if rnd.random() < 0.95 else rnd.choice([[1], ["a", None], [["x"]], "x"]) for k in keys}
+        else:  # the entities' rows hold a list column (sessions)
+            cols = rnd.choice([["hash", "run", "turns"], ["turns"], ["a\\", "b"], ["é", "z"], ["name", "sessions", "slug"]])
+            data = {k: {c: rnd.choice([rnd.randint(-3, 10**20), "r1", "x", strings()] + ([True, None, 1.5, "q\"", "\n", [2]] if rnd.random() < 0.2 else []))
                         for c in cols if rnd.random() < 0.95} for k in keys}
+            if rnd.random() < 0.5:  # a column all lists
+                data = {k: {**row, "sessions": strings()} for k, row in data.items()}
         data = {"top": data} if rnd.random() < 0.5 else data
         assert dumps_indented(data) == json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False), data
 
