@@ -21,13 +21,14 @@ CACHE = Path(".dream/cache/cards")
 @pytest.mark.parametrize("seed", range(30))
 def test_spliced_lines_are_the_lines_sorted_anew(seed: int):
     rnd = random.Random(seed)
-    entries = {f"s{rnd.randint(0, 60)}": (rnd.choice(["", "2026-01-01", "2026-01-01T09:00:00+00:00", "2026-01-02"]), f"- line {i}")
+    odd = ["2026-01-01\nx"] if seed % 3 == 0 else []  # a started with a newline (hand-edited): the slow path
+    entries = {f"s{rnd.randint(0, 60)}": (rnd.choice(["", "2026-01-01", "2026-01-01T09:00:00+00:00", "2026-01-02", *odd]), f"- line {i}")
                for i in range(rnd.randint(0, 25))}
     lines = IndexLines.of(entries)
     assert lines.text() == render_sessions_index_lines(entries)
     for i in range(rnd.randint(1, 12)):
         sid = f"s{rnd.randint(0, 60)}"
-        entry = None if rnd.random() < 0.3 else (rnd.choice(["", "2026-01-01", "2026-01-01T10:00:00+00:00", "2025-12-31"]), f"- new {i}")
+        entry = None if rnd.random() < 0.3 else (rnd.choice(["", "2026-01-01", "2026-01-01T10:00:00+00:00", "2025-12-31", *odd]), f"- new {i}")
         lines.put(sid, entry)
         if entry is None:
             entries.pop(sid, None)
