@@ -134,6 +134,20 @@ def apply_sync(
     if not plan.writes:
         return SyncResult(commit=None)
     repo = BrainRepo(root)
+    # git's update of its index is started now, so that it has read the index (8 MB on the 10k
+    # Brain) by the time the files are swapped and their entries sent (finish_worktree).
+    clear_stale_index_lock(root)
+    update = IndexUpdate(repo)
+    try:
+        return _apply_sync(root, repo, plan, message, run_id, base, run_dir, staged, wait_index, early, meanwhile, landed, update)
+    except BaseException:
+        update.abandon()
+        raise
+
+
+def _apply_sync(root: Path, repo: BrainRepo, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
+                staged: tuple[Path, dict[str, str]] | None, wait_index: bool, early: EarlyCommit | None,
+                meanwhile: Callable[[], None] | None, landed: Callable[[str], None] | None, update: IndexUpdate) -> SyncResult:
     # The branch to move, asked while the commit is written; the identities (and time) fast-import
     # must be told, beside it when no early commit may give the tree (commit-tree needs none).
     asked_ref = repo.git_all_later((("symbolic-ref", "-q", "HEAD"), None))
@@ -178,6 +192,7 @@ def apply_sync(
             conflicts += lost
             base, rebased = current, rebased + 1
             if not writes:
+                update.abandon()
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
             continue
         fault("after-update-ref")
@@ -185,8 +200,9 @@ def apply_sync(
             landed(new)
         folder, texts = staged or (None, {})
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
-        update = finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index, read=read)
+        finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index, read=read, update=update)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased, index_update=None if wait_index else update)
+    update.abandon()
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
@@ -625,7 +641,8 @@ def _rebase(repo: BrainRepo, writes: dict[str, str], base: str | None,
 
 def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None,
                     copies: dict[str, Path] | None = None, target_ids: dict[str, str] | None = None,
-                    wait: bool = True, read: dict[str, tuple[bytes, str]] | None = None) -> "IndexUpdate":
+                    wait: bool = True, read: dict[str, tuple[bytes, str]] | None = None,
+                    update: "IndexUpdate | None" = None) -> "IndexUpdate":
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. A file is rewritten only
@@ -636,15 +653,17 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     the blob id of each target where the caller knows it (not hashed again: a large Brain's generated files are megabytes).
     `wait=False`: returns with git's index update still running (IndexUpdate.wait() ends it).
     `read`: path → (bytes, blob id) of files hashed moments ago (apply_sync's journal "before").
+    `update`: git's index update, started by the caller (an IndexUpdate not sent anything yet).
     """
     copies, target_ids, read = copies or {}, target_ids or {}, read or {}
     repo = BrainRepo(root)
     files = journal.before_ids()
     if targets is None:  # recovering after a crash: read the new commit's files in one git call
         targets = _read_many(repo, journal.new, sorted(files))
-    if files:
-        clear_stale_index_lock(root)
-    update = IndexUpdate(repo, start=bool(files))  # git reads its index (8 MB on the 10k Brain) while the files are swapped
+    if update is None:
+        if files:
+            clear_stale_index_lock(root)
+        update = IndexUpdate(repo, start=bool(files))  # git reads its index (8 MB on the 10k Brain) while the files are swapped
     done, made = [], set()
     try:
         for i, (rel, before) in enumerate(sorted(files.items())):
