@@ -36,15 +36,20 @@ class IndexLines:
 
     def entries(self) -> dict[str, tuple[str, str]]:
         """session id → (started, line): what `of` takes."""
-        out = {}
-        for key, line in zip(self.keys, self.lines):
-            started, _, session_id = key.partition("\0")
-            out[session_id] = (started, line)
-        return out
+        parts = self._parts()
+        return dict(zip(parts[1::2], zip(parts[::2], self.lines)))
 
     def lines_by_id(self) -> dict[str, str]:
         """session id → line."""
-        return {key[key.index("\0") + 1:]: line for key, line in zip(self.keys, self.lines)}
+        return dict(zip(self._parts()[1::2], self.lines))
+
+    def _parts(self) -> list[str]:
+        """started, id, started, id, … of the keys: split in C (the gate asks for the 10,000 lines
+        of the 10k Brain by id: 8 ms key by key)."""
+        parts = "\0".join(self.keys).split("\0")
+        if len(parts) != 2 * len(self.keys):  # a key holds no NUL, or more than one: not made by sort_key
+            parts = [part for key in self.keys for part in key.partition("\0")[::2]]
+        return parts
 
     def copy(self) -> "IndexLines":
         return IndexLines(list(self.keys), list(self.lines))

@@ -37,6 +37,7 @@ def test_spliced_lines_are_the_lines_sorted_anew(seed: int):
         assert lines.text() == render_sessions_index_lines(entries)
         assert (lines.keys, lines.lines) == (IndexLines.of(entries).keys, IndexLines.of(entries).lines)
         assert lines.entries() == entries
+        assert lines.lines_by_id() == {sid: line for sid, (_, line) in entries.items()}
 
 
 def test_a_snapshot_round_trips_and_a_damaged_one_is_not_taken():
