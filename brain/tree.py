@@ -19,7 +19,7 @@ _SKIP_DIRS = frozenset({".git", ".venv", "__pycache__", "node_modules"})
 #: Below .dream only these are part of the Brain; runs/, cache/ and the lock are machine state.
 _DREAM_KEEP = frozenset({"instructions.md", "forget.md", "state.json"})
 #: A DirTree answers `exists` and `is_symlink` from its listing by bisection this many times, then
-#: from a set of it (brain.view.DOC_SET_AFTER does the same for documents).
+#: from a set of it (SortedLookup; brain.view.DOC_SET_AFTER is the same for documents).
 LISTED_SET_AFTER = 3000
 
 
@@ -54,8 +54,7 @@ class DirTree:
         self._root = os.fspath(self.root) + "/"
         self._files: list[str] | None = None
         self._runs: list[tuple[int, int]] | None = None
-        self._listed: frozenset[str] | None = None  # the listing as a set, once asked about often
-        self._asks = 0
+        self._listed: SortedLookup | None = None  # `in` the listing (files() makes it)
         self._links: frozenset[str] = frozenset()
         self.keys = keys or {}
         self.folders = folders or {}  # folder → git tree id at HEAD, nothing under it changed (WorktreeScan)
@@ -64,9 +63,11 @@ class DirTree:
     def files(self) -> list[str]:
         if self._files is None:
             given, self._listing = self._listing() if self._listing is not None else None, None
-            found, links = given[:2] if _is_listing(given) else walk_sorted(self.root)
+            listed = _is_listing(given)
+            found, links = given[:2] if listed else walk_sorted(self.root)
             self._files, self._links = found, frozenset(links)
-            if _is_listing(given) and len(given) == 3 and _runs_fit(given[2], found):
+            self._listed = SortedLookup(found, LISTED_SET_AFTER)
+            if listed and len(given) == 3 and _runs_fit(given[2], found):
                 self._runs = given[2]
         return self._files
 
@@ -76,17 +77,8 @@ class DirTree:
         return self._runs
 
     def _is_listed(self, rel: str) -> bool:
-        """Whether the listing holds `rel`: by bisection for the first LISTED_SET_AFTER asks (a
-        nightly run asks ~1,000 times: hashing the 67,000 paths of the 10k Brain into a set took
-        5 ms), then in a set (a full compile asks of every file)."""
-        if self._files is None:
-            return False
-        if self._listed is None:
-            self._asks += 1
-            if self._asks <= LISTED_SET_AFTER:
-                return in_sorted(self._files, rel)
-            self._listed = frozenset(self._files)
-        return rel in self._listed
+        """Whether the listing holds `rel` (False before files()): a nightly run asks ~1,000 times."""
+        return self._listed is not None and rel in self._listed
 
     def key(self, rel: str) -> str | None:
         """The git blob id of the file's bytes when known without reading it, else None."""
@@ -295,6 +287,28 @@ def in_sorted(listing: list[str], rel: str) -> bool:
     """Whether the sorted `listing` holds `rel` (a bisection, not a scan or a set of it)."""
     i = bisect.bisect_left(listing, rel)
     return i < len(listing) and listing[i] == rel
+
+
+class SortedLookup:
+    """`rel in listing` of a sorted list: by bisection for the first `set_after` asks, then in a set
+    of it. A run that asks about a few paths does not hash the 67,000 of the 10k Brain (5 ms); one
+    that asks about every path (a full compile) does not bisect for each."""
+
+    def __init__(self, listing: list[str], set_after: int) -> None:
+        self._listing, self._left, self._set = listing, set_after, None
+
+    def __contains__(self, rel: str) -> bool:
+        if self._set is None:
+            if self._left > 0:
+                self._left -= 1
+                return in_sorted(self._listing, rel)
+            self._set = frozenset(self._listing)
+        return rel in self._set
+
+    @property
+    def hashed(self) -> bool:
+        """Whether it answers from a set by now."""
+        return self._set is not None
 
 
 def insert_sorted(listing: list[str], more: list[str]) -> list[str]:

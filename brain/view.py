@@ -20,7 +20,7 @@ from brain.errors import PageError
 from brain.page import Frontmatter, Page, parse_page, render_built
 from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
-from brain.tree import DirTree, OverlayTree, Tree, in_sorted, insert_sorted, text_if_exists
+from brain.tree import DirTree, OverlayTree, SortedLookup, Tree, in_sorted, insert_sorted, text_if_exists
 
 if TYPE_CHECKING:
     from brain.doccache import DocCards
@@ -219,8 +219,6 @@ class BrainView:
         self._clean_lines = clean_lines
         self._sessions: dict[str, Session | None] = {}
         self._resolved: dict[str, list[str]] = {}  # casefolded name → what resolve() found
-        self._doc_set: frozenset[str] | None = None  # the document paths, once asked about many (_is_doc)
-        self._doc_asks = 0
         self.session_problems: dict[str, list[SessionProblem]] = {}
 
     # -- documents --------------------------------------------------------------------------
@@ -259,14 +257,11 @@ class BrainView:
         """Whether `path` is one of the view's documents: by bisection of the sorted list until the
         view has been asked DOC_SET_AFTER times (a full compile's gate asks about every document),
         then in a set of them: a view asked about a few does not hash the 57,000 paths of the 10k Brain."""
-        found = self._doc_set
-        if found is None:
-            self._doc_asks += 1
-            if self._doc_asks > DOC_SET_AFTER:
-                found = self._doc_set = frozenset(self._doc_paths)
-        if found is not None:
-            return path in found
-        return in_sorted(self._doc_paths, path)
+        return path in self._doc_lookup
+
+    @cached_property
+    def _doc_lookup(self) -> SortedLookup:
+        return SortedLookup(self._doc_paths, DOC_SET_AFTER)
 
     def paths_under(self, prefix: str) -> list[str]:
         """Document paths below a folder, without parsing them (a range of the sorted listing)."""
