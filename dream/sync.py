@@ -139,10 +139,13 @@ def apply_sync(
     clear_stale_index_lock(root)
     update = IndexUpdate(repo)
     try:
-        return _apply_sync(root, repo, plan, message, run_id, base, run_dir, staged, wait_index, early, meanwhile, landed, update)
+        result = _apply_sync(root, repo, plan, message, run_id, base, run_dir, staged, wait_index, early, meanwhile, landed, update)
     except BaseException:
         update.abandon()
         raise
+    if result.commit is None:  # nothing landed (a rebase left nothing to write): nothing to set
+        update.abandon()
+    return result
 
 
 def _apply_sync(root: Path, repo: BrainRepo, plan: SyncPlan, message: str, run_id: str, base: str | None, run_dir: Path,
@@ -192,7 +195,6 @@ def _apply_sync(root: Path, repo: BrainRepo, plan: SyncPlan, message: str, run_i
             conflicts += lost
             base, rebased = current, rebased + 1
             if not writes:
-                update.abandon()
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased)
             continue
         fault("after-update-ref")
@@ -202,7 +204,6 @@ def _apply_sync(root: Path, repo: BrainRepo, plan: SyncPlan, message: str, run_i
         copies = {rel: folder / rel for rel, text in writes.items() if folder is not None and texts.get(rel) == text}
         finish_worktree(root, journal, targets=writes, copies=copies, target_ids=blobs, wait=wait_index, read=read, update=update)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased, index_update=None if wait_index else update)
-    update.abandon()
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
