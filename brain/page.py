@@ -135,7 +135,8 @@ class Page(Model):
 
 
 def _refs_fields(refs: BodyRefs) -> dict[str, Any]:
-    return {"links": refs.links, "cites": refs.cites, "headings": refs.headings, "code_refs": refs.code_refs}
+    """A page's ref fields from parse_body's result: lists of their own (that result is shared)."""
+    return {"links": list(refs.links), "cites": list(refs.cites), "headings": list(refs.headings), "code_refs": list(refs.code_refs)}
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None, str, int, dict[str, int]]:

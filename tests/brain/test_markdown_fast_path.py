@@ -49,3 +49,21 @@ _LINE_PIECES = st.sampled_from([" ", "  ", "\n", "-", "*", "+", "1", "12", ".", 
 def test_fast_path_test_is_the_single_pattern(body: str):
     expected = not _REFERENCE.search(body) and "|" not in _WIKILINK_RE.sub("", body)
     assert takes_fast_path(body) == expected
+
+
+def test_a_body_parsed_again_gives_the_kept_result_and_pages_get_lists_of_their_own():
+    from brain.page import Frontmatter, new_page, parse_page, render_page
+
+    body = "# Ada\n\n- Ada works at [[acme|Acme]]. [cite:1]\n- She met [[bo]] in May. [cite:2]\n"
+    first = parse_body(body, 7)
+    assert parse_body(body, 7) is first  # kept: the gate reads back what the run built
+    assert parse_body(body, 8) is not first and [l.line for l in parse_body(body, 8).links] == [l.line + 1 for l in first.links]
+    page = new_page("knowledge/people/ada.md", Frontmatter(title="Ada", type="person", sources={1: "s#1", 2: "s#2"}), body)
+    again = parse_page(render_page(page), page.path)
+    assert again.links == page.links and again.cites == page.cites
+    page.links.clear()  # a caller's change to its page does not reach the next page of that body
+    assert parse_page(render_page(again), again.path).links == again.links == parse_body(body, page.body_line).links
+    assert again.links and len(again.links) == len(first.links)
+    changed = again.with_changes(body=body)
+    changed.cites.clear()
+    assert parse_body(body, again.body_line).cites and again.cites
