@@ -161,6 +161,14 @@ def test_a_run_on_a_large_brain_lands_the_tree_a_run_without_it_lands(compiled_c
                                                                      streams: list[bytes]) -> None:
     turns = [("user", "Lena from Pine Laboratory asked for the figures as PDF, not PNG."), ("assistant", "Noted: PDF figures for Lena.")]
     other = copy_brain(compiled_copy, tmp_path / "other")
+    started: list[set[str]] = []
+
+    class Seen(EarlyCommit):
+        def __init__(self, root, writes, base, on=None):
+            started.append(set(writes))
+            super().__init__(root, writes, base, on)
+
+    monkeypatch.setattr(run_module, "EarlyCommit", Seen)
     trees = {}
     for root, threshold in ((compiled_copy, 0), (other, 10**9)):
         monkeypatch.setattr(run_module, "EARLY_COMMIT_MIN_FILES", threshold)
@@ -171,6 +179,8 @@ def test_a_run_on_a_large_brain_lands_the_tree_a_run_without_it_lands(compiled_c
         assert "refs/dream/" not in git(root, "for-each-ref")
         assert git(root, "status", "--porcelain") == ""
     assert trees[0] == trees[10**9]
+    # The notes, then the rest before the gate but the log (written again after it), then the rest.
+    assert len(started) == 3 and "knowledge/log.md" not in started[0] | started[1] and "knowledge/log.md" in started[2]
     # The last early commit, started after the final regenerate, holds every write (state.json's
     # 2 MB among them on a large Brain): sync commits its tree and runs no fast-import of its own.
     (plain_stream,) = streams
