@@ -329,24 +329,93 @@ def shard_of(path: str) -> str:
 
 
 _FINGERPRINTS: dict[tuple[str, ...], str] = {}
+_STAT_KEYS: dict[tuple[str, ...], "tuple[str, bool] | None"] = {}  # packages → _stat_key(), once a process
+#: A source file changed less than this long ago is not vouched for by its stat in the memo: a
+#: change within the same tick of the clock would leave its stat as it was (git's "racy" files).
+MEMO_SETTLED_NS = 2_000_000_000
 
 
-def code_fingerprint(*packages: str) -> str:
+def code_fingerprint(*packages: str, memo: Path | None = None) -> str:
     """A digest of the source of the given packages (their .py files and templates), so a cache
-    built by other code (an upgrade, a local change) is not trusted."""
-    if packages not in _FINGERPRINTS:
-        import importlib.util
+    built by other code (an upgrade, a local change) is not trusted.
 
-        h = hashlib.blake2b(digest_size=16)
-        for name in packages:
-            spec = importlib.util.find_spec(name)
-            folders = list(spec.submodule_search_locations or []) if spec else []
-            for folder in folders:
-                for rel, file in _sources(folder):
-                    with open(file, "rb") as f:
-                        h.update(rel.encode() + b"\0" + f.read() + b"\0")
-        _FINGERPRINTS[packages] = h.hexdigest()
-    return _FINGERPRINTS[packages]
+    `memo`: a file keeping each digest with the stat of the files it was made from (path, size,
+    times, inode); while none of them changed, the sources are not read again (each nightly run
+    read and hashed ~1 MB of them, ~4 ms). A change to a file changes its ctime, which no one can
+    set; a file changed in the last MEMO_SETTLED_NS is not vouched for. A memo lacking the digest
+    is given it, whichever way this process found it."""
+    digest = _FINGERPRINTS.get(packages)
+    files: list[tuple[str, str]] | None = None
+    stat = None
+    if memo is not None:
+        if packages not in _STAT_KEYS:
+            files = _package_sources(packages)
+            _STAT_KEYS[packages] = _stat_key(packages, files)
+        stat = _STAT_KEYS[packages]
+    kept = _memo_read(memo) if memo is not None and stat is not None else {}
+    if digest is None:
+        digest = kept.get(stat[0]) if stat is not None else None
+        if digest is None:
+            h = hashlib.blake2b(digest_size=16)
+            for rel, file in files if files is not None else _package_sources(packages):
+                with open(file, "rb") as f:
+                    h.update(rel.encode() + b"\0" + f.read() + b"\0")
+            digest = h.hexdigest()
+        _FINGERPRINTS[packages] = digest
+    if memo is not None and stat is not None and stat[1] and kept.get(stat[0]) != digest:
+        _memo_write(memo, stat[0], digest)
+    return digest
+
+
+def _package_sources(packages: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(path under its package's folder, file path) of each package's sources, package by package."""
+    import importlib.util
+
+    out = []
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        for folder in list(spec.submodule_search_locations or []) if spec else []:
+            out += _sources(folder)
+    return out
+
+
+def _stat_key(packages: tuple[str, ...], files: list[tuple[str, str]]) -> tuple[str, bool] | None:
+    """(a digest of the packages' names and their files' paths and stat, whether every file has
+    settled: changed more than MEMO_SETTLED_NS ago); None when a file cannot be stat'ed."""
+    import time
+
+    h = hashlib.blake2b(",".join(packages).encode(), digest_size=16)
+    newest = 0
+    try:
+        for _rel, file in files:
+            st = os.stat(file)
+            h.update(f"{file}\0{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}\0".encode())
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        return None
+    return h.hexdigest(), newest < time.time_ns() - MEMO_SETTLED_NS
+
+
+def _memo_read(memo: Path) -> dict[str, str]:
+    """stat key → digest, of the memo's lines `key TAB digest` (a missing or odd file: none)."""
+    try:
+        text = memo.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return {}
+    pairs = (line.split("\t") for line in text.splitlines())
+    return {p[0]: p[1] for p in pairs if len(p) == 2 and len(p[0]) == 32 and len(p[1]) == 32}
+
+
+def _memo_write(memo: Path, key: str, digest: str) -> None:
+    """Keep `key → digest` in the memo, with the other packages' lines (a temp file, renamed)."""
+    kept = [(k, v) for k, v in _memo_read(memo).items() if k != key][-15:] + [(key, digest)]  # the newest 16
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(memo.name + f".{os.getpid()}.tmp")
+        tmp.write_text("".join(f"{k}\t{v}\n" for k, v in kept), encoding="utf-8")
+        os.replace(tmp, memo)
+    except OSError:  # a read-only cache: the sources are read again next time
+        pass
 
 
 def _sources(folder: str) -> list[tuple[str, str]]:

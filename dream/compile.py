@@ -12,6 +12,7 @@ import hashlib
 import json
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pydantic import TypeAdapter
 from typing import Callable
@@ -229,9 +230,19 @@ def _note_card(note: Note) -> dict:
     return {"note": note.model_dump(mode="json", exclude_none=True), "key": statement_key(note.statement)}
 
 
-def cache_version() -> str:
-    """Cards are built by brain's and dream's code: a change to either makes a cold cache."""
-    return code_fingerprint("brain", "dream")
+def cache_version(root: Path | None = None) -> str:
+    """Cards are built by brain's and dream's code: a change to either makes a cold cache. `root`:
+    the Brain, whose cache folder keeps the digest by the sources' stat (code_memo)."""
+    return code_fingerprint("brain", "dream", memo=code_memo(root) if root is not None else None)
+
+
+#: The file, in a Brain's cache folder (beside the cards'), keeping the digests of the code its
+#: caches were built by (brain.doccache.code_fingerprint's memo).
+CODE_MEMO = "code-digests.txt"
+
+
+def code_memo(root: Path) -> Path:
+    return Path(root) / layout.CACHE / CODE_MEMO
 
 
 _NOTE_LIST = TypeAdapter(list[Note])
