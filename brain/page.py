@@ -129,14 +129,15 @@ class Page(Model):
             update={
                 "frontmatter": frontmatter or self.frontmatter,
                 "body": new_body,
-                **_refs_fields(refs),
+                **{name: list(refs) for name, refs in _refs_fields(refs).items()},  # not validated: copied here
             }
         )
 
 
 def _refs_fields(refs: BodyRefs) -> dict[str, Any]:
-    """A page's ref fields from parse_body's result: lists of their own (that result is shared)."""
-    return {"links": list(refs.links), "cites": list(refs.cites), "headings": list(refs.headings), "code_refs": list(refs.code_refs)}
+    """A page's ref fields from parse_body's result, which is shared: Page() validates them into
+    lists of its own; a copy that skips validation (model_copy) must copy them."""
+    return {"links": refs.links, "cites": refs.cites, "headings": refs.headings, "code_refs": refs.code_refs}
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None, str, int, dict[str, int]]:

@@ -230,19 +230,16 @@ def _note_card(note: Note) -> dict:
     return {"note": note.model_dump(mode="json", exclude_none=True), "key": statement_key(note.statement)}
 
 
-def cache_version(root: Path | None = None) -> str:
-    """Cards are built by brain's and dream's code: a change to either makes a cold cache. `root`:
-    the Brain, whose cache folder keeps the digest by the sources' stat (code_memo)."""
-    return code_fingerprint("brain", "dream", memo=code_memo(root) if root is not None else None)
+def cache_version(cards: Path | None = None) -> str:
+    """Cards are built by brain's and dream's code: a change to either makes a cold cache. `cards`:
+    the cards' folder, beside which the digest is kept by the sources' stat (code_memo)."""
+    return code_fingerprint("brain", "dream", memo=code_memo(cards))
 
 
-#: The file, in a Brain's cache folder (beside the cards'), keeping the digests of the code its
-#: caches were built by (brain.doccache.code_fingerprint's memo).
-CODE_MEMO = "code-digests.txt"
-
-
-def code_memo(root: Path) -> Path:
-    return Path(root) / layout.CACHE / CODE_MEMO
+def code_memo(cards: Path | None) -> Path | None:
+    """The file beside a Brain's cards folder keeping the digests of the code its caches were
+    built by (brain.doccache.code_fingerprint's memo); None without a folder (nothing is kept)."""
+    return cards.with_name("code-digests.txt") if cards is not None else None
 
 
 _NOTE_LIST = TypeAdapter(list[Note])

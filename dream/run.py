@@ -26,7 +26,7 @@ from brain.tree import DirTree, MemTree, text_if_exists
 from brain.view import BrainView, doc_kind, parse_cached
 from dream.ahead import prepare, prepare_ahead
 from dream.backends.base import BackendError, ModelBackend
-from dream.compile import CODE_MEMO, Compilation, DocCache, Landed, UnitFailure, cache_version
+from dream.compile import Compilation, DocCache, Landed, UnitFailure, cache_version, code_memo
 from dream.gate import run_gate
 from dream.instructions import parse_instructions
 from dream.lock import run_lock
@@ -112,7 +112,8 @@ def _run_walked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
                 recovered: str | None) -> RunReport:
     root = settings.root
     repo = BrainRepo(root)
-    cache = DocCache(root / layout.CACHE / "cards", version=cache_version(root))
+    cards = root / layout.CACHE / "cards"
+    cache = DocCache(cards, version=cache_version(cards))
     # First what needs no word from git, which may still be statting every file (on the 10k Brain it
     # often is): the forked walk's listing, and what the last run kept of sessions/raw/ and
     # sessions/index.md (each checked against git's keys below before it is used).
@@ -350,8 +351,7 @@ CLEAN_RECORD = "clean-lines.txt"
 
 def _clean_version(cache: DocCache) -> str:
     """The record holds for the code that scanned: the validators' patterns too, not only the cards'."""
-    memo = cache.folder.with_name(CODE_MEMO) if cache.folder is not None else None  # beside the cards, as cache_version keeps it
-    return f"{cache.version} {code_fingerprint('validators', memo=memo)}"
+    return f"{cache.version} {code_fingerprint('validators', memo=code_memo(cache.folder))}"
 
 
 def _clean_record(cache: DocCache) -> dict[str, str]:

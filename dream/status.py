@@ -48,7 +48,7 @@ def status(root: Path, limit: int = 10) -> Status:
     # As `dream run` does: sessions git vouches for are hashed from the run's cache, not read again
     # (the cache is only read here: status writes nothing).
     tree = DirTree(root, keys=worktree_keys(root))
-    cache = DocCache(root / layout.CACHE / "cards", version=cache_version(root))
+    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())  # no memo: status writes nothing
     state, problem = parse_state(text_if_exists(tree, layout.STATE), lambda rel: text_if_exists(tree, rel))
     files, problems = list_session_files(tree, lambda rels: cache.session_hashes(rels, tree))
     plan = plan_sessions(files, state, None)

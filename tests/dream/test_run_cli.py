@@ -28,6 +28,7 @@ from nadia_runs import (
     session_text,
 )
 
+from brain import doccache
 from dream.cli import main
 
 NOW = "2026-07-21T02:00:00Z"
@@ -278,11 +279,19 @@ def test_run_json_prints_the_report_with_its_documented_fields(compiled_copy: Pa
     assert saved == report
 
 
-def test_status_lists_the_last_run_and_the_pending_sessions(compiled_copy: Path, nadia_compiled, dream_cli) -> None:
+def test_status_lists_the_last_run_and_the_pending_sessions(compiled_copy: Path, nadia_compiled, dream_cli,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     root = compiled_copy
     sid = pending_session(root)
+    # A run would keep the code's digest (brain.doccache.code_fingerprint's memo): status must not.
+    (root / ".dream/cache/code-digests.txt").unlink(missing_ok=True)
+    monkeypatch.setattr(doccache, "MEMO_SETTLED_NS", 0)
+    monkeypatch.setattr(doccache, "_FINGERPRINTS", {})
+    monkeypatch.setattr(doccache, "_STAT_KEYS", {})
+    cache = sorted((p, p.read_bytes()) for p in (root / ".dream/cache").rglob("*") if p.is_file())
     result = dream_cli("status", "--brain", root)
     assert result.exit_code == 0
+    assert sorted((p, p.read_bytes()) for p in (root / ".dream/cache").rglob("*") if p.is_file()) == cache  # status writes nothing
     compiled = nadia_compiled.report
     subject = git(root, "log", "-1", "--format=%s", compiled.commit).strip()
     assert result.stdout == (
