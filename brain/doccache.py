@@ -50,6 +50,10 @@ class DocCards:
         self._files: dict[str, bytes | None] = {}  # other cache files to write (None: remove), by name under folder
         self._saver: Forked[bool] | None = None  # a background save
         self._stores: dict[str, LineStore] = {}  # by file name under folder
+        #: name → [blob id, card] of the version of a file the entry no longer holds, in memory only:
+        #: a run asks for both the live and the staged text of each file it stages, and neither
+        #: version's card then evicts the other's (each would be parsed again, in each gate process).
+        self._aside: dict[str, list] = {}
 
     def _entries(self, path: str) -> dict[str, list]:
         name = shard_of(path)
@@ -85,18 +89,26 @@ class DocCards:
         key = tree.key(path) or blob_id(tree.read_bytes(path))
         entries = self._entries(path)
         name = f"{path}#{slot}" if slot else path
-        hit = _entry_card(entries.get(name), key)
+        entry = entries.get(name)
+        hit = _entry_card(entry, key)
         if hit is not None:
             return hit
-        card = build()
-        if card is not None:
-            entries[name] = [key, card]
-            self._dirty.add(shard_of(path))
+        card = _entry_card(self._aside.get(name), key)
+        if card is None:
+            card = build()
+            if card is None:
+                return None
+        if _well_formed(entry):
+            self._aside[name] = entry  # the other version's card stays at hand
+        entries[name] = [key, card]  # the one asked last is the one kept on disk
+        self._dirty.add(shard_of(path))
         return card
 
     def drop(self, path: str, slot: str = "") -> None:
         """Forget a path's card (a corrupt one is dropped, then built again)."""
-        if self._entries(path).pop(f"{path}#{slot}" if slot else path, None) is not None:
+        name = f"{path}#{slot}" if slot else path
+        self._aside.pop(name, None)
+        if self._entries(path).pop(name, None) is not None:
             self._dirty.add(shard_of(path))
 
     def checked(self, path: str, tree: Tree, build: Callable[[], dict | None], valid: Callable[[dict], bool], slot: str = "") -> dict | None:
@@ -305,11 +317,14 @@ BUCKETS = 64
 NOTE_BUCKETS = 512
 
 
+def _well_formed(entry: object) -> bool:
+    """A cached entry is `[blob id, card]` (what a cache file holds may be anything)."""
+    return type(entry) is list and len(entry) == 2 and type(entry[1]) is dict
+
+
 def _entry_card(entry: object, key: str) -> dict | None:
     """The card of a cached entry `[blob id, card]` when the blob id is `key`."""
-    if type(entry) is list and len(entry) == 2 and entry[0] == key and type(entry[1]) is dict:
-        return entry[1]
-    return None
+    return entry[1] if _well_formed(entry) and entry[0] == key else None  # type: ignore[index]
 
 
 def link_names(page: "Page") -> list[str]:

@@ -212,6 +212,46 @@ def test_doc_cards_rebuild_what_does_not_match(tmp_path: Path):
     assert DocCards(folder).get(rel) is None
 
 
+def test_the_live_and_the_staged_version_of_a_page_keep_their_cards(tmp_path: Path):
+    from brain.tree import MemTree, OverlayTree
+
+    root = tmp_path / "brain"
+    rel = "knowledge/people/ada.md"
+    (root / rel).parent.mkdir(parents=True)
+    (root / rel).write_text("---\ntitle: Ada\ntype: person\nsummary: A friend.\n---\n# Ada\n", encoding="utf-8")
+    live = DirTree(root)
+    staged = OverlayTree(live, MemTree({rel: "---\ntitle: Ada\ntype: person\nsummary: An old friend.\n---\n# Ada\n"}, tmp_path / "staged"))
+    cards = DocCards()
+    built: list[str] = []
+
+    def parse(tree):
+        def parse_in(path: str):
+            built.append(type(tree).__name__)
+            return BrainView(tree).doc(path)
+        return parse_in
+
+    lines = {"live": "- [[ada|Ada]]: A friend.", "staged": "- [[ada|Ada]]: An old friend."}
+    # A run asks for both versions in turn (live index lines, staged index lines, each gate check):
+    # each is built once, and the one asked last is the one kept on disk.
+    for _ in range(3):
+        assert cards.page(rel, live, parse(live))["line"] == lines["live"]
+        assert cards.page(rel, staged, parse(staged))["line"] == lines["staged"]
+    assert built == ["DirTree", "OverlayTree"]
+    assert cards.get(rel)[0] == blob_id(staged.read_bytes(rel))
+    assert cards.page(rel, live, parse(live))["line"] == lines["live"]
+    assert cards.get(rel)[0] == blob_id((root / rel).read_bytes())
+    # A third version is built; the two before it are not all kept: one is put aside at a time.
+    third = OverlayTree(live, MemTree({rel: "---\ntitle: Ada\ntype: person\nsummary: A new friend.\n---\n# Ada\n"}, tmp_path / "third"))
+    assert cards.page(rel, third, parse(third))["line"] == "- [[ada|Ada]]: A new friend."
+    assert cards.page(rel, live, parse(live))["line"] == lines["live"]
+    assert cards.page(rel, staged, parse(staged))["line"] == lines["staged"]
+    assert built == ["DirTree", "OverlayTree", "OverlayTree", "OverlayTree"]
+    # A dropped card (found corrupt) is forgotten in both places: it is built again.
+    cards.drop(rel)
+    assert cards.page(rel, live, parse(live))["line"] == lines["live"]
+    assert built[-1] == "DirTree" and len(built) == 5
+
+
 def test_session_hashes_take_the_cache_only_where_git_vouches(tmp_path: Path):
     from dream.state import content_hash
 
