@@ -45,20 +45,34 @@ class Chunk:
 
 def chunks_of(rel: str, data: bytes) -> list[Chunk]:
     """Chunks of one file of the Brain; [] for a file search does not read or cannot parse."""
+    return read_document(rel, data)[0]
+
+
+def read_document(rel: str, data: bytes) -> tuple[list[Chunk], list[str] | None]:
+    """(chunks, the link targets it names, each once, sorted) of one file of the Brain; the
+    targets are None for a file that is not a readable page, note or summary."""
     if rel.startswith(layout.SESSIONS_RAW + "/") and rel.endswith(".jsonl"):
-        return _turn_chunks(rel, data)
-    if not rel.endswith(".md") or rel in layout.GENERATED:
-        return []
-    kind = "note" if layout.is_note_path(rel) else "page" if layout.is_page_path(rel) else "summary" if layout.is_summary_path(rel) else None
-    if kind is None:
-        return []
+        return _turn_chunks(rel, data), None
+    kind = layout.doc_kind(rel)
+    if not kind:
+        return [], None
     try:
         page = parse_page(data.decode("utf-8", errors="replace"), rel)
     except PageError:
-        return []
+        return [], None
+    links = sorted({link.target for link in page.links if link.target}) if _is_utf8(data) else None
     if kind == "note":
-        return [_note_chunk(page)]
-    return _statement_chunks(page, kind)
+        return [_note_chunk(page)], links
+    return _statement_chunks(page, kind), links
+
+
+def _is_utf8(data: bytes) -> bool:
+    """A document that is not UTF-8 is unreadable to the Brain (brain.view): it links nowhere."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def indexable(rel: str) -> bool:

@@ -17,12 +17,8 @@ import click
 
 from brain import __version__
 from brain.errors import BrainError, PageError
-from brain.no_plugins import skip_pydantic_plugins
-
-skip_pydantic_plugins()  # before any model is built: see brain.no_plugins
 
 if TYPE_CHECKING:
-    from brain.scan import WorktreeScan
     from brain.view import BrainView
 
 
@@ -60,29 +56,22 @@ def _root(brain_path: str | None) -> Path:
     return locate_brain(brain_path, os.environ, Path.cwd())
 
 
-def _view(root: Path, scan: "WorktreeScan | None" = None) -> BrainView:
-    """The Brain at `root`, its cards (names, links) kept in .dream/cache/brain-cards/ for the next call.
-    `scan`: git's scan of it, started before the command's imports (brain.scan)."""
-    from brain.indexing import cached_view, save_cards
+def _view(root: Path) -> BrainView:
+    from brain.tree import DirTree
+    from brain.view import BrainView
 
-    view = cached_view(root, scan)
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(lambda: save_cards(view))
-    return view
+    return BrainView(DirTree(root))
 
 
-def _scan(root: Path) -> "WorktreeScan":
-    """git's scan of the Brain (and, in a large one, a forked walk of its files), started before
-    the command imports the rest, so that they run side by side; stopped when the command ends
-    if it was not used."""
-    from brain.scan import WorktreeScan
+def _links(root: Path) -> dict[str, list[str]]:
+    """Each document's link targets, from the search index brought up to date (no vectors)."""
+    from brain.search_index import SearchIndex
 
-    scan = WorktreeScan(root, walk=True)
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.call_on_close(scan.close)
-    return scan
+    index = SearchIndex.open(root)
+    try:
+        return index.links()
+    finally:
+        index.close()
 
 
 def _echo_json(data: Any) -> None:
@@ -140,13 +129,12 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     person, project and preference pages first, then more backlinks, then more recently
     updated) and a last line says how many pages were left out.
     """
-    root = _root(brain_path)
-    scan = _scan(root)
     from brain.config import BrainConfig
     from brain.indexing import index_for_agent
 
+    root = _root(brain_path)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    result = index_for_agent(_view(root, scan), limit)
+    result = index_for_agent(_view(root), limit, lambda: _links(root))
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return
@@ -168,7 +156,7 @@ def show(name: str, brain_path: str | None, as_json: bool) -> None:
     view = _view(_root(brain_path))
     path = find_doc(view, name)
     if not as_json:
-        click.echo(view.tree.read_text(path), nl=False)
+        click.echo(view.tree.read_bytes(path).decode("utf-8", errors="replace"), nl=False)
         return
     if path in view.errors:
         raise view.errors[path]
@@ -344,11 +332,10 @@ def search(query: str, k: int, kinds: tuple[str, ...], embedder: str | None, bra
     the embedding model or FTS5 it degrades to lexical, dense or recency order; the mode is
     printed on stderr. The index lives in .dream/cache/ and is updated on every call.
     """
-    root = _root(brain_path)
-    scan = _scan(root)
     from brain.search import Searcher
 
-    searcher = Searcher.open(root, embedder=_embedder(root, embedder), scan=scan)
+    root = _root(brain_path)
+    searcher = Searcher.open(root, embedder=_embedder(root, embedder))
     result = searcher.search(query, k=k, kinds=kinds)
     searcher.close()
     if as_json:
@@ -387,12 +374,11 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
 
     if (question is None) == (questions_file is None):
         raise BrainError("give either a QUESTION or --questions FILE", "e.g. brain context 'Where is the workshop?' --budget 1000")
-    root = _root(brain_path)
-    scan = _scan(root)
     from brain.context import ContextBuilder, ContextOptions, read_questions, render_packet
     from brain.search import Searcher
 
-    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder), scan=scan))
+    root = _root(brain_path)
+    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder)))
     options = ContextOptions(budget=budget, reserve=reserve, now=now.date() if now else dt.date.today())
     if questions_file is None:
         packet = builder.build(question, options)
@@ -404,76 +390,6 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
     for qid, text in asked:
         packet = builder.build(text, options)
         click.echo(json.dumps({"id": qid, **packet.model_dump()}, ensure_ascii=False))
-
-
-@main.command(name="eval")
-@click.argument("benchmark", type=click.Choice(["locomo", "longmemeval"]))
-@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--budgets", default="500,1000,2000", show_default=True, metavar="TOKENS,…", help="Packet budgets to measure.")
-@click.option("--backend", default="offline", show_default=True, help="Dream backend that compiles the Brains.")
-@click.option("--model", default=None, metavar="NAME", help="Model of the compiling --backend (default: the backend's own).")
-@click.option("--base-url", default=None, metavar="URL", help="Server of the compiling --backend (openai: e.g. http://localhost:11434/v1).")
-@click.option("--answer", "answer", default=None, metavar="BACKEND",
-              help="Also answer each question from each packet and judge the answer with this backend (offline, anthropic, openai).")
-@click.option("--answer-budgets", default=None, metavar="TOKENS,…", help="Answer at these of the --budgets only (default: all).")
-@click.option("--answer-model", default=None, metavar="NAME", help="Model of the --answer backend (default: the backend's own).")
-@click.option("--answer-base-url", default=None, metavar="URL", help="Server of the --answer backend (openai: e.g. http://localhost:11434/v1).")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Keep the compiled Brains here (default: a temporary folder, removed after).")
-@click.option("--reuse", is_flag=True, help="Measure Brains already compiled in --workdir instead of compiling them again.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions.")
-@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PREFIX",
-              help="Also write PREFIX.json and PREFIX.md.")
-@embedder_option
-@json_option
-def eval_(benchmark: str, file: Path, budgets: str, backend: str, model: str | None, base_url: str | None,
-          answer: str | None, answer_budgets: str | None,
-          answer_model: str | None, answer_base_url: str | None, workdir: Path | None, reuse: bool, limit: int | None,
-          save: Path | None, embedder: str | None, as_json: bool) -> None:
-    """Measure context packets on LoCoMo or LongMemEval.
-
-    Imports FILE into temporary Brains, compiles them with Dream, builds a packet per question
-    at each budget and reports per category: evidence recall, the share of questions with all
-    their evidence, and whether the answer string is in the packet. Two baselines run at the
-    same budgets: BM25 over raw turns (date prepended) and the Brain without knowledge/.
-    With --answer, each packet of a question with a gold answer is also answered and judged
-    by that backend: judged accuracy and token F1 per system (offline: an extractive reader
-    and a lexical judge, a rough proxy). Prints a markdown table (or --json); a progress bar
-    runs on stderr.
-    """
-    # The one place brain/ imports dream: the eval compiles Brains, which is Dream's job.
-    from dream.backends.base import BackendError
-    from dream.backends.errors import NeedsKeyError
-    from dream.eval.harness import render_markdown, run_eval, steps
-    from dream.settings import LLMOptions
-
-    sizes = _budgets(budgets, "--budgets")
-    answered = _budgets(answer_budgets, "--answer-budgets") if answer_budgets else sizes
-    if set(answered) - set(sizes):
-        raise click.BadParameter(f"{answer_budgets} must be among --budgets {budgets}", param_hint="--answer-budgets")
-    options = LLMOptions(model=answer_model, base_url=answer_base_url)
-    total = steps(benchmark, file, limit, len(answered) if answer else 0)
-    try:
-        with click.progressbar(length=total, label=f"eval {benchmark}", file=sys.stderr) as bar:
-            report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
-                              reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n),
-                              answer=answer, answer_options=options, answer_budgets=answered,
-                              backend_options=LLMOptions(model=model, base_url=base_url))
-    except BackendError as exc:
-        hint = f"set {exc.env}, or use the offline backend" if isinstance(exc, NeedsKeyError) else exc.hint
-        raise BrainError(str(exc), hint) from None
-    table = render_markdown(report)
-    if save:
-        Path(f"{save}.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        Path(f"{save}.md").write_text(table, encoding="utf-8")
-    click.echo(report.model_dump_json(indent=2) if as_json else table, nl=as_json)
-
-
-def _budgets(text: str, flag: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
 
 
 def _summary(errors: int, warnings: int, files: int) -> str:

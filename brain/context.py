@@ -193,11 +193,11 @@ class ContextBuilder:
 
     def _page_ranks(self) -> dict[str, tuple]:
         if self._ranks is None:
-            from brain.indexing import cached_view, page_ranks, save_cards
+            from brain.indexing import page_ranks
+            from brain.tree import DirTree
+            from brain.view import BrainView
 
-            view = cached_view(self.root, tree=self.searcher.index.tree)  # as the search index saw it
-            self._ranks = page_ranks(view)
-            save_cards(view)
+            self._ranks = page_ranks(BrainView(DirTree(self.root)), self.searcher.index.links())
         return self._ranks
 
     # -- lanes 3 to 5 -----------------------------------------------------------------------

@@ -6,7 +6,6 @@ sync agree on what is inside the layout and what is an unsafe name.
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
 from pathlib import PurePosixPath
@@ -37,20 +36,15 @@ GUIDE = "guide.md"
 CONFIG = "brain.toml"
 DREAM_DIR = ".dream"
 STATE = ".dream/state.json"
-WRITTEN = ".dream/written"  # <xx>.json: blob id of each file as Dream last wrote it, by path (dream.state)
-SESSION_RECORDS = ".dream/sessions"  # <xx>.json: content hash and turn count of each processed session, by id (dream.state)
-#: The folders of state.json's shards, each `<xx>.json` (dream.state).
-STATE_SHARDS = (WRITTEN, SESSION_RECORDS)
 INSTRUCTIONS = ".dream/instructions.md"
 FORGET = ".dream/forget.md"
 RUNS = ".dream/runs"
 CACHE = ".dream/cache"
 LOCK = ".dream/lock"
 JOURNAL = ".dream/journal.json"
-SYNC_INDEX = ".dream/cache/sync-index"  # Dream's own git index, at its last commit (dream.sync)
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
-DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/", WRITTEN + "/", SESSION_RECORDS + "/")
+DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/")
 DREAM_WRITE_FILES: tuple[str, ...] = (SESSIONS_INDEX, STATE, FORGET)
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -139,12 +133,9 @@ def unsafe_reason(rel_path: str) -> str | None:
     return None
 
 
-_STATE_SHARD_PREFIXES = tuple(folder + "/" for folder in STATE_SHARDS)
-
-
 def is_state_path(rel_path: str) -> bool:
-    """`.dream/state.json` or one of its shards (`.dream/written/`, `.dream/sessions/`): Dream's record, never merged."""
-    return rel_path == STATE or rel_path.startswith(_STATE_SHARD_PREFIXES)
+    """`.dream/state.json`: Dream's record, never merged."""
+    return rel_path == STATE
 
 
 def dream_may_write(rel_path: str) -> bool:
@@ -187,60 +178,15 @@ def is_summary_path(rel_path: str) -> bool:
     return rel_path.count("/") == _SUMMARY_PREFIX.count("/")
 
 
-_KINDS: dict[str, str] = {}
-
-
 def doc_kind(rel: str) -> str:
-    """"page", "note", "summary" or "" for a path: what kind of document a file there is. A pure
-    function of the string, memoised because every view of a large Brain classifies the same
-    ~100,000 paths."""
-    kind = _KINDS.get(rel)
-    if kind is None:
-        kind = ""
-        if rel.endswith(".md") and rel not in GENERATED:
-            # Each kind lives under its own top folder: test only the one the path is in.
-            if rel.startswith(_PAGE_PREFIX):
-                kind = "page" if is_page_path(rel) else ""
-            elif rel.startswith(_NOTE_PREFIX):
-                kind = "note" if is_note_path(rel) else ""
-            elif is_summary_path(rel):
-                kind = "summary"
-        if len(_KINDS) >= 1_000_000:
-            _KINDS.clear()
-        _KINDS[rel] = kind
-    return kind
-
-
-def document_runs(files: list[str]) -> list[tuple[int, int]]:
-    """Where the documents of a sorted listing are, as index ranges [start, end), in order: the
-    paths of these ranges are `[rel for rel in files if doc_kind(rel)]`.
-
-    Each kind lives under its own top folder, a range of the listing found by bisection; a note or
-    summary is any `<folder>/<name>/<file>.md` there, a page is asked `doc_kind`. Ranges, not
-    paths, so that a process that listed the files (brain.listing.fork_walk) can say where the
-    documents are in a few numbers: 57,000 of the 10k Brain's 67,000 files are documents."""
-    runs: list[tuple[int, int]] = []
-    for prefix in sorted((_PAGE_PREFIX, _NOTE_PREFIX, _SUMMARY_PREFIX)):
-        lo = bisect.bisect_left(files, prefix)
-        hi = bisect.bisect_left(files, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo)
-        chunk = files[lo:hi]
-        if prefix == _PAGE_PREFIX:
-            flags = [bool(doc_kind(rel)) for rel in chunk]
-        else:
-            depth = prefix.count("/") + (prefix == _NOTE_PREFIX)
-            flags = [rel.endswith(".md") and rel.count("/") == depth for rel in chunk]
-        at = 0
-        while at < len(flags):  # runs of True, found by list.index (a listing's run is long)
-            try:
-                start = flags.index(True, at)
-            except ValueError:
-                break
-            try:
-                at = flags.index(False, start)
-            except ValueError:
-                at = len(flags)
-            runs.append((lo + start, lo + at))
-    return runs
+    """"page", "note", "summary" or "" for a path: what kind of document a file there is."""
+    if not rel.endswith(".md") or rel in GENERATED:
+        return ""
+    if is_page_path(rel):
+        return "page"
+    if is_note_path(rel):
+        return "note"
+    return "summary" if is_summary_path(rel) else ""
 
 
 def known_location(rel_path: str) -> bool:

@@ -12,7 +12,9 @@ import datetime as dt
 import functools
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import yaml
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
@@ -21,13 +23,9 @@ from brain.errors import PageError
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
 from brain.model import Model, empty_list
 
-if TYPE_CHECKING:
-    import yaml
-
 KEY_ORDER = ("title", "type", "aliases", "summary", "created", "updated", "sources")
 _KEY_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:", re.M)
 MAX_FRONTMATTER_CHARS = 64_000
-_YAML_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")
 
 
 class Frontmatter(Model):
@@ -103,10 +101,6 @@ class Page(Model):
     frontmatter: Frontmatter
     body: str
     body_line: int = 1
-    links: list[WikiLink] = Field(default_factory=empty_list)
-    cites: list[CiteRef] = Field(default_factory=empty_list)
-    headings: list[Heading] = Field(default_factory=empty_list)
-    code_refs: list[CodeRef] = Field(default_factory=empty_list)
     key_lines: dict[str, int] = Field(default_factory=dict)
     source_text: str | None = None
     source_frontmatter: Frontmatter | None = None
@@ -121,23 +115,32 @@ class Page(Model):
     def title(self) -> str:
         return self.frontmatter.title
 
+    @functools.cached_property
+    def refs(self) -> BodyRefs:
+        """Links, cites, headings and code refs of the body, parsed when first asked: most readers
+        of a document need only its front matter."""
+        return parse_body(self.body, self.body_line)
+
+    @property
+    def links(self) -> list[WikiLink]:
+        return self.refs.links
+
+    @property
+    def cites(self) -> list[CiteRef]:
+        return self.refs.cites
+
+    @property
+    def headings(self) -> list[Heading]:
+        return self.refs.headings
+
+    @property
+    def code_refs(self) -> list[CodeRef]:
+        return self.refs.code_refs
+
     def with_changes(self, frontmatter: Frontmatter | None = None, body: str | None = None) -> "Page":
-        """A copy with new front matter and/or body; refs are re-read, the source is remembered."""
-        new_body = self.body if body is None else body
-        refs = parse_body(new_body, self.body_line)
-        return self.model_copy(
-            update={
-                "frontmatter": frontmatter or self.frontmatter,
-                "body": new_body,
-                **{name: list(refs) for name, refs in _refs_fields(refs).items()},  # not validated: copied here
-            }
-        )
-
-
-def _refs_fields(refs: BodyRefs) -> dict[str, Any]:
-    """A page's ref fields from parse_body's result, which is shared: Page() validates them into
-    lists of its own; a copy that skips validation (model_copy) must copy them."""
-    return {"links": refs.links, "cites": refs.cites, "headings": refs.headings, "code_refs": refs.code_refs}
+        """A copy with new front matter and/or body; the source it was parsed from is remembered."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        return Page(**{**fields, "frontmatter": frontmatter or self.frontmatter, "body": self.body if body is None else body})
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None, str, int, dict[str, int]]:
@@ -186,24 +189,12 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
-def _yaml():
-    """PyYAML, imported when first needed: the front matter Brain writes is read and written
-    without it (`_simple_yaml`, `_scalar`), and importing it cost 12 ms of every command's start."""
-    import yaml
-
-    return yaml
-
-
-def _loader() -> "type[yaml.SafeLoader]":
-    yaml = _yaml()
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: libyaml's safe loader where PyYAML was built with it (the C one: ten times faster), else PyYAML's.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
-    fast = _simple_yaml(fm_text)
-    if fast is not None:
-        return fast
-    yaml, loader = _yaml(), _loader()
+    loader = _LOADER
     try:
         # An anchor needs `&` and an alias `*`: without them the event scan (as slow as the load) is skipped.
         for event in yaml.parse(fm_text, Loader=loader) if "&" in fm_text or "*" in fm_text else ():
@@ -226,195 +217,6 @@ def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
     if not isinstance(meta, dict):
         raise PageError(path, 2, f"front matter must be a mapping of keys, not {type(meta).__name__}", "write key: value lines")
     return meta
-
-
-# -- the front matter Brain writes, read without PyYAML -----------------------------------------
-# What dump_frontmatter writes (and most hand-written front matter) is a small subset of YAML:
-# `key: scalar`, `key: [a, b]`, `key: {}` and one level of `key:` + `  k: scalar` lines. It is
-# read here with PyYAML's own resolution (_implicit_tag); anything else (comments, blocks, escapes,
-# odd scalars, duplicate keys, …) returns None and goes through PyYAML, so the result is always PyYAML's.
-_STR_TAG = "tag:yaml.org,2002:str"
-# PyYAML's implicit resolvers (yaml.resolver.Resolver, PyYAML 5 and 6), in its order: the tag of a
-# plain scalar is the first whose pattern matches among those listed for its first character.
-# Copied so that reading front matter does not import PyYAML; a test holds them to PyYAML's.
-_IMPLICIT_RESOLVERS = (
-    ("tag:yaml.org,2002:bool", re.compile(r'''^(?:yes|Yes|YES|no|No|NO
-                    |true|True|TRUE|false|False|FALSE
-                    |on|On|ON|off|Off|OFF)$''', re.X), "yYnNtTfFoO"),
-    ("tag:yaml.org,2002:float", re.compile(r'''^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
-                    |\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?
-                    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
-                    |[-+]?\.(?:inf|Inf|INF)
-                    |\.(?:nan|NaN|NAN))$''', re.X), "-+0123456789."),
-    ("tag:yaml.org,2002:int", re.compile(r'''^(?:[-+]?0b[0-1_]+
-                    |[-+]?0[0-7_]+
-                    |[-+]?(?:0|[1-9][0-9_]*)
-                    |[-+]?0x[0-9a-fA-F_]+
-                    |[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$''', re.X), "-+0123456789"),
-    ("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), "<"),
-    ("tag:yaml.org,2002:null", re.compile(r'''^(?: ~
-                    |null|Null|NULL
-                    | )$''', re.X), ("~", "n", "N", "")),
-    ("tag:yaml.org,2002:timestamp", re.compile(r'''^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
-                    |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
-                     (?:[Tt]|[ \t]+)[0-9][0-9]?
-                     :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
-                     (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$''', re.X), "0123456789"),
-    ("tag:yaml.org,2002:value", re.compile(r"^(?:=)$"), "="),
-    ("tag:yaml.org,2002:yaml", re.compile(r"^(?:!|&|\*)$"), "!&*"),
-)
-_IMPLICIT_BY_FIRST: dict[str, list[tuple[str, "re.Pattern[str]"]]] = {}
-for _tag, _pattern, _firsts in _IMPLICIT_RESOLVERS:
-    for _first in _firsts:
-        _IMPLICIT_BY_FIRST.setdefault(_first, []).append((_tag, _pattern))
-del _tag, _pattern, _firsts, _first
-
-
-def _implicit_tag(text: str) -> str:
-    """The tag PyYAML gives the plain scalar `text` (`Resolver().resolve(ScalarNode, text, (True, False))`)."""
-    for tag, pattern in _IMPLICIT_BY_FIRST.get(text[:1], ()):
-        if pattern.match(text):
-            return tag
-    return _STR_TAG
-_SIMPLE_LINE_RE = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
-_SIMPLE_NESTED_RE = re.compile(r"  ([A-Za-z0-9_][A-Za-z0-9_-]*):(?: (.*))?\n")
-_INT_RE = re.compile(r"[1-9][0-9]*|0")
-_FLOAT_RE = re.compile(r"[0-9]+\.[0-9]+")
-_YMD_RE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_SINGLE_RE = re.compile(r"'((?:[^']|'')*)'")
-_DOUBLE_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
-_ESCAPE_RE = re.compile(r"\\(?:([\\\"])|x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
-_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_NO = object()  # "not in the subset"
-
-
-def _simple_yaml(fm_text: str) -> dict[str, Any] | None:
-    """The mapping PyYAML's safe loader reads from `fm_text`, or None when it is not in the subset."""
-    if not fm_text.endswith("\n") or "\t" in fm_text or "\r" in fm_text:
-        return None
-    out: dict[Any, Any] = {}
-    nested: dict[Any, Any] | None = None  # the mapping of the last `key:` line
-    for line in fm_text.splitlines(keepends=True):
-        if not line[:-1].isprintable():  # also excludes the other YAML line breaks and a BOM
-            return None
-        inner = line.startswith("  ")
-        m = (_SIMPLE_NESTED_RE if inner else _SIMPLE_LINE_RE).fullmatch(line)
-        if m is None or (inner and (nested is None or m.group(2) is None)):
-            return None
-        if not inner and nested == {}:
-            return None  # `key:` with nothing under it is null: left to PyYAML
-        target = nested if inner else out
-        key = _plain(m.group(1), flow=False)
-        if key is _NO or isinstance(key, (bool, dt.date)) or key in target:
-            return None
-        if m.group(2) is None:
-            nested = out[key] = {}
-            continue
-        if not inner:
-            nested = None
-        value = _value(m.group(2))
-        if value is _NO:
-            return None
-        target[key] = value
-    return None if nested == {} else out
-
-
-def _value(text: str) -> Any:
-    if text.startswith("[") and text.endswith("]"):
-        inner = text[1:-1]
-        if not inner:
-            return []
-        items = []
-        for item in _flow_items(inner):
-            value = _scalar_value(item, flow=True)
-            if value is _NO:
-                return _NO
-            items.append(value)
-        return items
-    if text == "{}":
-        return {}
-    return _scalar_value(text, flow=False)
-
-
-def _flow_items(inner: str) -> list[str]:
-    """`a, 'b, c', "d"` split at the commas between items (quoted commas kept)."""
-    items, start, quote, i = [], 0, None, 0
-    while i < len(inner):
-        c = inner[i]
-        if quote == "'":
-            if c == "'":
-                if inner[i + 1 : i + 2] == "'":
-                    i += 1
-                else:
-                    quote = None
-        elif quote == '"':
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                quote = None
-        elif c in "'\"" and i == start:
-            quote = c
-        elif c == ",":
-            items.append(inner[start:i])
-            if inner[i + 1 : i + 2] != " ":
-                return ["[bad"]
-            start = i + 2
-            i += 1
-        i += 1
-    items.append(inner[start:])
-    return items
-
-
-def _scalar_value(text: str, flow: bool) -> Any:
-    if text.startswith("'"):
-        m = _SINGLE_RE.fullmatch(text)
-        return m.group(1).replace("''", "'") if m else _NO
-    if text.startswith('"'):
-        m = _DOUBLE_RE.fullmatch(text)
-        if m is None:
-            return _NO
-        bad = False
-
-        def unescape(e: re.Match) -> str:
-            nonlocal bad
-            if e.group(1):
-                return e.group(1)
-            if e.group(5) is not None:
-                bad = True
-                return ""
-            code = int(e.group(2) or e.group(3) or e.group(4), 16)
-            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
-                bad = True
-                return ""
-            return chr(code)
-
-        value = _ESCAPE_RE.sub(unescape, m.group(1))
-        return _NO if bad else value
-    return _plain(text, flow)
-
-
-@functools.lru_cache(maxsize=65536)  # keys, types, dates and targets repeat across documents
-def _plain(text: str, flow: bool) -> Any:
-    """A plain scalar as PyYAML resolves and builds it (str, simple int, float or date), else _NO."""
-    if not text or text != text.strip() or text[0] in _PLAIN_START or ": " in text or " #" in text or text.endswith(":"):
-        return _NO
-    if flow and any(c in text for c in ",[]{}?:#"):
-        return _NO
-    tag = _implicit_tag(text)
-    if tag == _STR_TAG:
-        return text
-    if tag == "tag:yaml.org,2002:int" and _INT_RE.fullmatch(text):
-        return int(text)
-    if tag == "tag:yaml.org,2002:float" and _FLOAT_RE.fullmatch(text):
-        return float(text)
-    if tag == "tag:yaml.org,2002:timestamp":
-        m = _YMD_RE.fullmatch(text)
-        if m:
-            try:
-                return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-            except ValueError:
-                return _NO  # PyYAML names the error
-    return _NO
 
 
 _DATE_VALUE_RE = re.compile(r":\s*(\d{4})-(\d{1,2})-(\d{1,2})\b")
@@ -441,7 +243,6 @@ def parse_page(text: str, path: str) -> Page:
         key = str(err["loc"][0]) if err["loc"] else ""
         what = "is missing" if err["type"] == "missing" else f"is invalid: {err['msg'].removeprefix('Value error, ')}"
         raise PageError(path, key_lines.get(key, 2), f"front matter key '{key}' {what}", "see docs/FORMATS.md") from None
-    refs = parse_body(body, body_line)
     return Page(
         path=path,
         frontmatter=fm,
@@ -452,65 +253,18 @@ def parse_page(text: str, path: str) -> Page:
         source_frontmatter=fm,
         source_body=body,
         source_fm_block=block,
-        **_refs_fields(refs),
     )
 
 
 def new_page(path: str, frontmatter: Frontmatter, body: str) -> Page:
     """A page built in code (no source text); render_page writes it canonically."""
     body_line = dump_frontmatter(frontmatter).count("\n") + 1
-    return Page(path=path, frontmatter=frontmatter, body=body, body_line=body_line, **_refs_fields(parse_body(body, body_line)))
+    return Page(path=path, frontmatter=frontmatter, body=body, body_line=body_line)
 
 
 def render_new(frontmatter: Frontmatter, body: str) -> str:
     """The text of a page built in code, without parsing its body (render_page(new_page(...)) in short)."""
     return dump_frontmatter(frontmatter) + body
-
-
-def render_built(path: str, frontmatter: Frontmatter, body: str) -> tuple[str, Page | None]:
-    """render_new(frontmatter, body), and the Page that parse_page(text, path) gives, found without
-    reading the YAML back: it holds the values just dumped, which read back as themselves
-    (dump_frontmatter's round trip). None where that is not certain: parse the text then."""
-    block = dump_frontmatter(frontmatter)
-    text = block + body
-    fm_text = block[4:-4]  # between the "---" lines
-    if "\x00" in text or len(fm_text) > MAX_FRONTMATTER_CHARS or not fm_text:
-        return text, None  # parse_page's errors (and `---` + `---`, which PyYAML reads as null)
-    meta: dict[str, Any] = {}
-    for key in KEY_ORDER[:-1]:  # the keys and order dump_frontmatter writes
-        value = getattr(frontmatter, key)
-        if not (value in (None, [], {}) or (key == "summary" and value == "")):
-            meta[key] = value
-    meta.update(frontmatter.extras())
-    if frontmatter.sources:
-        meta["sources"] = dict(sorted(frontmatter.sources.items()))
-    for key, value in meta.items():
-        if isinstance(value, list):
-            if not all(_reads_back(v) for v in value):
-                return text, None
-            meta[key] = list(value)  # a fresh list, as a parse makes
-        elif key == "sources":
-            if not all(type(k) is int and type(v) is str for k, v in value.items()):
-                return text, None
-        elif not _reads_back(value):
-            return text, None
-    try:
-        fm = Frontmatter.model_validate(meta)
-    except ValidationError:
-        return text, None
-    body_line = fm_text.count("\n") + 3
-    refs = parse_body(body, body_line)
-    page = Page(path=path, frontmatter=fm, body=body, body_line=body_line, key_lines=_key_lines(fm_text), source_text=text,
-                source_frontmatter=fm, source_body=body, source_fm_block=block, **_refs_fields(refs))
-    return text, page
-
-
-def _reads_back(value: Any) -> bool:
-    """A scalar that _scalar dumps as text YAML reads back as an equal value of the same type.
-    Floats: finite and not zero (kept out since _float_scalar once wrote 0.0 and -0.0 alike; it
-    tells them apart now, so zeros are a caution here, left to the parser)."""
-    kind = type(value)
-    return value is None or kind in (str, int, dt.date) or (kind is float and value - value == 0 and value != 0)
 
 
 def render_page(page: Page) -> str:
@@ -624,7 +378,6 @@ def _scalar(value: Any, flow: bool = False) -> str:
 
 
 def _yaml_scalar(value: Any, flow: bool) -> str:
-    yaml = _yaml()
     if flow or isinstance(value, (dict, list, tuple)):
         text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
     else:

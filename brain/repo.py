@@ -1,8 +1,8 @@
 """BrainRepo: the only module that imports GitPython, and only to create a repository (`init`).
 
-Everything else runs the git CLI, one plain subprocess per call: no `git cat-file` process outlives
-a call (DEPENDENCIES.md: GitPython leaks processes in long-lived programs), and a nightly run does
-not pay the library's import (30 ms) and Repo objects for the few commands it needs.
+Everything else runs the git CLI, one plain subprocess per call, so that no `git cat-file` process
+outlives a call (DEPENDENCIES.md: GitPython leaks processes in long-lived programs such as the
+MCP server).
 """
 
 from __future__ import annotations
@@ -11,15 +11,12 @@ import hashlib
 import os
 import re
 import subprocess
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
 
 from pydantic import ConfigDict
 
 from brain.errors import BrainError
 from brain.model import Model
-from brain.scan import _FOLDERS, WorktreeScan, _folder_trees
 
 _TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
 
@@ -39,16 +36,6 @@ def _git_module():
     except ImportError as exc:  # pragma: no cover - gitpython is a hard dependency
         raise BrainError("GitPython is not installed", "pip install gitpython") from exc
     return git
-
-
-class TreeChange(NamedTuple):
-    """One file that differs between two git trees ("" blob: absent on that side)."""
-
-    path: str
-    old_mode: str
-    old_blob: str
-    new_mode: str
-    new_blob: str
 
 
 class BrainRepo:
@@ -74,36 +61,9 @@ class BrainRepo:
             raise BrainError(f"{self.root} is not a git repository", "run `brain init` first")
 
     def git(self, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> str:
-        """Run `git <args>` in the Brain (`stdin`: what it reads); raises BrainError with git's message.
-
-        A plain subprocess, not GitPython's execute: a run calls git a few times, and the library's
-        import and Repo object cost more than the commands (70 ms of a nightly run)."""
+        """Run `git <args>` in the Brain (`stdin`: what it reads); raises BrainError with git's message."""
         proc = self._run(args, env=git_env(env), stdin=stdin)
         return _answer(args, proc.returncode, proc.stdout, proc.stderr)
-
-    def git_all(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> list[str]:
-        """`git(*args, env=env)` of each (args, env), run side by side: for a few quick commands,
-        starting git is most of the time each takes. Raises the first failure's BrainError."""
-        return self.git_all_later(*commands)()
-
-    def git_all_later(self, *commands: "tuple[tuple[str, ...], dict[str, str] | None]") -> Callable[[], list[str]]:
-        """`git_all(*commands)`, started now; the returned function (called once) reads what they
-        said. A failure to start git is raised now, a command's failure when it is read."""
-        procs: list[subprocess.Popen] = []
-        try:
-            for args, env in commands:
-                procs.append(self._start(args, env=git_env(env), stderr=subprocess.PIPE))
-        except BrainError:
-            for proc in procs:
-                proc.kill()
-                proc.communicate()
-            raise
-
-        def read() -> list[str]:
-            outputs = [proc.communicate() for proc in procs]  # every one read before the first failure is raised
-            return [_answer(args, proc.returncode, out, err) for (args, _env), proc, (out, err) in zip(commands, procs, outputs)]
-
-        return read
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository with no commits."""
@@ -131,61 +91,6 @@ class BrainRepo:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
         return self._bytes("cat-file", "blob", blob)
 
-    def folder_trees(self, rev: str) -> dict[str, str] | None:
-        """Folder (`notes/<topic>`, `sessions/<part>`) → its tree id at `rev` (None when git cannot say)."""
-        return self.folder_trees_later(rev)()
-
-    def folder_trees_later(self, rev: str) -> Callable[[], dict[str, str] | None]:
-        """`folder_trees(rev)`, asked of git now and read when the returned function is called."""
-        proc = self._start(("ls-tree", "-z", rev, "--", *_FOLDERS))
-
-        def read() -> dict[str, str] | None:
-            listed, _ = proc.communicate()
-            return _folder_trees(listed) if proc.returncode == 0 else None
-
-        return read
-
-    def tree_changes(self, old: str, new: str) -> list[TreeChange] | None:
-        """The files that differ between two trees or commits (`git diff-tree -r`, no rename
-        detection), None when git cannot say (an unknown id)."""
-        listed = self._bytes("diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", old, new)
-        if listed is None:
-            return None
-        fields = listed.split(b"\0")
-        out = []
-        for i in range(0, len(fields) - 1, 2):  # ":<old mode> <new mode> <old blob> <new blob> <status>", path
-            head = fields[i].split(b" ")
-            if len(head) != 5 or not head[0].startswith(b":"):
-                return None
-            old_blob, new_blob = head[2].decode("ascii"), head[3].decode("ascii")
-            out.append(TreeChange(path=fields[i + 1].decode("utf-8", "surrogateescape"), old_mode=head[0][1:].decode("ascii"),
-                                  old_blob="" if old_blob.strip("0") == "" else old_blob, new_mode=head[1].decode("ascii"),
-                                  new_blob="" if new_blob.strip("0") == "" else new_blob))
-        return out
-
-    def cat_blobs(self, blobs: list[str]) -> dict[str, bytes] | None:
-        """The exact bytes of many blobs by id, from one `git cat-file --batch`; those git does not
-        have are left out; None when git fails."""
-        if not blobs:
-            return {}
-        proc = self._run(("cat-file", "--batch"), stdin="".join(f"{b}\n" for b in blobs).encode("ascii"))
-        if proc.returncode != 0:
-            return None
-        out, data, at = {}, proc.stdout, 0
-        while at < len(data):
-            end = data.find(b"\n", at)
-            if end < 0:
-                return None
-            head = data[at:end].split(b" ")
-            at = end + 1
-            if len(head) != 3:  # "<id> missing"
-                continue
-            size = int(head[2])
-            if head[1] == b"blob":
-                out[head[0].decode("ascii")] = data[at : at + size]
-            at += size + 1
-        return out
-
     def _bytes(self, *args: str) -> bytes | None:
         """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
         proc = self._run(args)
@@ -198,14 +103,6 @@ class BrainRepo:
             if stdin is None:
                 return subprocess.run(["git", *args], cwd=self.root, env=env, stdin=subprocess.DEVNULL, capture_output=True)
             return subprocess.run(["git", *args], cwd=self.root, env=env, input=stdin, capture_output=True)
-        except OSError as exc:
-            raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
-
-    def _start(self, args: tuple[str, ...], env: dict[str, str] | None = None, stderr: int = subprocess.DEVNULL) -> subprocess.Popen:
-        """`git <args>` started in the Brain, its output piped, not waited for; BrainError as `_run` says."""
-        self._require_repo()
-        try:
-            return subprocess.Popen(["git", *args], cwd=self.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr)
         except OSError as exc:
             raise BrainError(f"git {' '.join(args[:2])} failed: {exc}", "install git") from exc
 
@@ -242,20 +139,8 @@ def _answer(args: tuple[str, ...], code: int | None, out: bytes, err: bytes | No
 def blob_id(data: bytes) -> str:
     """The id git gives these bytes as a blob (`git hash-object`), without running git."""
     h = hashlib.sha1(b"blob %d\0" % len(data))
-    h.update(data)  # not concatenated: state.json is megabytes
+    h.update(data)
     return h.hexdigest()
-
-
-def worktree_keys(root: Path) -> "Mapping[str, str]":
-    """Blob ids of the tracked files whose working-tree bytes git vouches equal the index's, by path.
-
-    One `git ls-files` and one `git status` (git's own stat cache, racy-safe; `--no-optional-locks`
-    so the owner's git never finds our index.lock). Left out, to be read by the caller: files
-    git reports changed, unmerged, assume-unchanged or skip-worktree entries, symlinks,
-    submodules, and everything when git fails or content filters may rewrite bytes. Read as asked
-    (brain.scan.GitKeys).
-    """
-    return WorktreeScan(root).keys()
 
 
 _CONFIGURED: dict[str, bool] = {}

@@ -191,9 +191,8 @@ class Searcher:
         self.notes = notes or []
 
     @classmethod
-    def open(cls, root: Path, embedder: "Embedder | None | str" = "auto", fts: bool = True, scan: "WorktreeScan | None" = None) -> "Searcher":
-        """Open the Brain's index; `embedder` is a model, None (no dense vectors) or a name for `load_embedder`.
-        `scan`: git's scan of the Brain, started before the caller's imports (brain.scan)."""
+    def open(cls, root: Path, embedder: "Embedder | None | str" = "auto", fts: bool = True) -> "Searcher":
+        """Open the Brain's index; `embedder` is a model, None (no dense vectors) or a name for `load_embedder`."""
         notes = []
         if isinstance(embedder, str):
             from brain.embed import load_embedder
@@ -201,7 +200,7 @@ class Searcher:
             embedder, why = load_embedder(embedder)
             if why:
                 notes.append(f"no dense vectors: {why}")
-        index = SearchIndex.open(root, embedder, fts=fts, scan=scan)
+        index = SearchIndex.open(root, embedder, fts=fts)
         if index.stats.rebuilt:
             notes.append(index.stats.rebuilt)
         if not index.stats.lexical:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from brain.layout import is_session_id
 from brain.model import Model, empty_list
@@ -65,9 +65,6 @@ class SessionProblem(Model):
         return f"{self.path}:{self.line}: {self.message}"
 
 
-_LINE: TypeAdapter[SessionHeader | Turn] = TypeAdapter(Annotated[Union[SessionHeader, Turn], Field(discriminator="type")])
-
-
 def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[SessionProblem]]:
     """A session and the problems met; None when there is no usable header."""
     problems: list[SessionProblem] = []
@@ -75,62 +72,34 @@ def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[Se
     def problem(line: int, message: str) -> None:
         problems.append(SessionProblem(path=path, line=line, message=message))
 
-    if isinstance(data, bytes):
-        if len(data) > MAX_SESSION_BYTES:
-            problem(1, f"session is larger than {MAX_SESSION_BYTES // 1_000_000} MB; split it into several sessions")
-            return None, problems
-        if b"\x00" in data:
-            problem(1, "binary content (NUL byte); a session must be UTF-8 JSON lines")
-            return None, problems
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            problem(line, "invalid UTF-8; undecodable bytes were replaced with U+FFFD")
-            text = data.decode("utf-8", errors="replace")
-    else:
-        text = data
+    text = _decoded(data, problem) if isinstance(data, bytes) else data
+    if text is None:
+        return None, problems
     header: SessionHeader | None = None
-    turns: list[Turn] = []
-    seen: set[int] = set()
+    turns: dict[int, Turn] = {}
     for lineno, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        if not raw.strip():
+        obj = _line_object(raw, lineno, problem)
+        if obj is None:
             continue
-        try:
-            # Fast path: pydantic parses and validates a good line in one call (about 4× faster than
-            # model_validate); any problem falls back to the slow path for its exact message.
-            line: SessionHeader | Turn | None = _LINE.validate_json(raw)
-            kind = line.type
-        except ValueError:
-            line = None
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problem(lineno, f"malformed JSON ({exc.msg}); line skipped")
-                continue
-            if not isinstance(obj, dict):
-                problem(lineno, "a line must be a JSON object; line skipped")
-                continue
-            kind = obj.get("type")
+        kind = obj.get("type")
         try:
             if kind == "session":
                 if header is not None:
                     problem(lineno, "second session header; line skipped")
                     continue
-                header = line or SessionHeader.model_validate(obj)
+                header = SessionHeader.model_validate(obj)
                 if not is_session_id(header.id):
                     problem(lineno, f"unsafe session id {header.id!r}; use letters, digits, '.', '_' and '-'")
                     return None, problems
             elif kind == "turn":
-                turn = line or Turn.model_validate(obj)
-                if turn.n in seen:
+                turn = Turn.model_validate(obj)
+                if turn.n in turns:
                     problem(lineno, f"turn {turn.n} appears twice; the later line is skipped")
                     continue
                 if len(turn.text) > MAX_TURN_CHARS:
                     problem(lineno, f"turn {turn.n} is longer than {MAX_TURN_CHARS} characters; it was cut")
                     turn = turn.model_copy(update={"text": turn.text[:MAX_TURN_CHARS]})
-                seen.add(turn.n)
-                turns.append(turn)
+                turns[turn.n] = turn
             else:
                 problem(lineno, f"unknown line type {kind!r}; expected 'session' or 'turn'; line skipped")
         except ValidationError as exc:
@@ -140,8 +109,40 @@ def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[Se
     if header is None:
         problem(1, "no session header line ({\"type\": \"session\", \"id\": ...})")
         return None, problems
-    turns.sort(key=lambda t: t.n)
-    return Session(header=header, turns=turns), problems
+    return Session(header=header, turns=[turns[n] for n in sorted(turns)]), problems
+
+
+def _decoded(data: bytes, problem) -> str | None:
+    """The text of a session file's bytes; None (with the problem said) when it cannot be one."""
+    if len(data) > MAX_SESSION_BYTES:
+        problem(1, f"session is larger than {MAX_SESSION_BYTES // 1_000_000} MB; split it into several sessions")
+        return None
+    if b"\x00" in data:
+        problem(1, "binary content (NUL byte); a session must be UTF-8 JSON lines")
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem(data.count(b"\n", 0, exc.start) + 1, "invalid UTF-8; undecodable bytes were replaced with U+FFFD")
+        return data.decode("utf-8", errors="replace")
+
+
+def _line_object(raw: str, lineno: int, problem) -> dict | None:
+    """One line's JSON object; None for a blank line, or (said) one that is not an object."""
+    if not raw.strip():
+        return None
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        problem(lineno, f"malformed JSON ({exc.msg}); line skipped")
+        return None
+    except RecursionError:
+        problem(lineno, "JSON nested too deeply; line skipped")
+        return None
+    if not isinstance(obj, dict):
+        problem(lineno, "a line must be a JSON object; line skipped")
+        return None
+    return obj
 
 
 def read_session(path: Path, rel: str | None = None) -> tuple[Session | None, list[SessionProblem]]:

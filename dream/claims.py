@@ -13,17 +13,21 @@ import re
 from brain import layout
 from brain.page import render_page
 from brain.tree import text_if_exists
-from brain.view import parse_cached
+from brain.page import parse_page
+from brain.errors import PageError
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
-from brain.forked import Forked, run_forked
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
 def _page_or_none(text: str | None, path: str):
-    # Cached: a topic's notes all take their page as context, and big pages are costly to parse.
-    return parse_cached(path, text) if text is not None else None
+    if text is None:
+        return None
+    try:
+        return parse_page(text, path)
+    except PageError:
+        return None
 
 
 def _group(path: str) -> tuple[str, str | None]:
@@ -79,24 +83,6 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
     return verdicts, failed
 
 
-def judge_ahead(view, staged, paths: list[str], backend: ModelBackend) -> Forked[dict[str, list[ClaimVerdict]]] | None:
-    """judge_claims(view, staged, paths, backend) in a forked process, while this one goes on.
-
-    Only for a pure backend (ModelBackend.pure): its verdicts are the same in any process and any
-    batches, so the result is exactly what judging here would give. The child shares the staged
-    tree and the parsed documents as they are now (validators.forked); its `result()` is the
-    verdicts by path, or None when it failed (then judge here, as usual).
-    """
-    if not backend.pure:
-        return None
-
-    def judge() -> dict[str, list[ClaimVerdict]] | None:
-        verdicts, failed = judge_claims(view, staged, paths, backend)
-        return None if failed else verdicts
-
-    return run_forked(judge)
-
-
 def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
     """`text` without `claims` (bullets go whole, sentences go from their paragraph), sources renumbered
     to what is still cited. None when nothing cited is left (a note: its one fact is gone)."""
@@ -140,8 +126,6 @@ def withdraw(comp, sessions: dict, paths: list[str]) -> list[tuple[str, str]]:
     (links to a new page become text). Returns (session id, path) for each processed session whose
     facts were taken back: the run keeps it pending, so the next run makes those notes, and with
     them the page, again (re-attaching a fact that already has its note would change nothing)."""
-    from dream.gate import _unlink_everywhere
-
     fed: list[tuple[str, str]] = []
     for path in sorted(set(paths)):
         if layout.is_summary_path(path):
@@ -170,6 +154,14 @@ def withdraw(comp, sessions: dict, paths: list[str]) -> list[tuple[str, str]]:
                 for other, text in comp.staged.written.items():
                     if other.endswith(".md") and related.search(text):
                         comp.staged.write(other, related.sub("", text))
-                _unlink_everywhere(comp.staged, slug)
+                unlink_everywhere(comp.staged, slug)
         fed += [(sid, path) for sid in sorted(sids)]
     return fed
+
+
+def unlink_everywhere(staged, slug: str) -> None:
+    """Links to a page that will not exist become their text."""
+    pattern = re.compile(r"\[\[" + re.escape(slug) + r"(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+    for path, text in staged.written.items():
+        if path.endswith(".md") and f"[[{slug}" in text:
+            staged.write(path, pattern.sub(lambda m: m.group(1) or slug, text))

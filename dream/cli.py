@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from brain.cli import embedder_option, json_option
+
 
 @click.group()
 @click.version_option(package_name="brain-dream")
@@ -46,10 +48,7 @@ class _Failed(click.ClickException):
 
 
 def _guard(fn):
-    """Library errors become one-line CLI failures; nothing else is caught.
-
-    The error classes are imported only when something was raised: importing them here would pull
-    pydantic in when the CLI loads, before `dream run` has started git's scan (brain.scan)."""
+    """Library errors become one-line CLI failures; nothing else is caught."""
     import functools
 
     @functools.wraps(fn)
@@ -85,28 +84,21 @@ def _guard(fn):
 @_guard
 def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_tokens, max_cost, record, now, run_id, verbose) -> None:
     """Compile new and grown sessions into the Brain as one git commit."""
-    from brain.scan import WorktreeScan
+    from dream.backends import get_backend
+    from dream.run import run
+    from dream.settings import load_settings
 
-    root = _brain_root(brain)
-    scan = WorktreeScan(root, walk=True, head=True, serve=True)  # git stats every file, a child lists them, while the modules below are imported
-    try:
-        from dream.backends import get_backend
-        from dream.run import run
-        from dream.settings import load_settings
-
-        settings = load_settings(
-            root, backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
-            model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
-        )
-        if settings.backend != "offline" and settings.backend_reason.startswith("default"):
-            # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
-            click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
-        backend = get_backend(settings.backend, settings.llm)
-        if settings.max_cost is not None and backend.usage().cost_usd is None:
-            raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
-        report = run(settings, backend, scan)
-    finally:
-        scan.close()  # its git commands, when the run stopped before reading them
+    settings = load_settings(
+        _brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
+        model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
+    )
+    if settings.backend != "offline" and settings.backend_reason.startswith("default"):
+        # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
+        click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
+    backend = get_backend(settings.backend, settings.llm)
+    if settings.max_cost is not None and backend.usage().cost_usd is None:
+        raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
+    report = run(settings, backend)
     if verbose and report.timings is not None and report.status != "nothing-to-do":
         click.echo(f"dream: {report.timings.line()}", err=True)  # stderr: stdout stays the report
     if as_json:
@@ -133,7 +125,7 @@ def replay_command(run_id: str, brain, into: Path | None, as_json: bool) -> None
     The Brain is cloned at the commit the run started from; the tree the replay commits must equal
     the recorded commit's tree byte for byte. Exits non-zero when it differs.
     """
-    from dream.record import replay
+    from dream.replay import replay
 
     result = replay(_brain_root(brain), run_id, into)
     click.echo(result.model_dump_json(indent=2) if as_json else result.text())
@@ -166,68 +158,80 @@ def demo_command(dest: Path, now: str) -> None:
     click.echo(f"\nBrain ready at {dest}. Try: brain --brain {dest} index")
 
 
-def entry() -> None:
-    """The `dream` command: `main`, then an exit that skips the interpreter's teardown.
+@main.command(name="eval")
+@click.argument("benchmark", type=click.Choice(["locomo", "longmemeval"]))
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--budgets", default="500,1000,2000", show_default=True, metavar="TOKENS,…", help="Packet budgets to measure.")
+@click.option("--backend", default="offline", show_default=True, help="Dream backend that compiles the Brains.")
+@click.option("--model", default=None, metavar="NAME", help="Model of the compiling --backend (default: the backend's own).")
+@click.option("--base-url", default=None, metavar="URL", help="Server of the compiling --backend (openai: e.g. http://localhost:11434/v1).")
+@click.option("--answer", "answer", default=None, metavar="BACKEND",
+              help="Also answer each question from each packet and judge the answer with this backend (offline, anthropic, openai).")
+@click.option("--answer-budgets", default=None, metavar="TOKENS,…", help="Answer at these of the --budgets only (default: all).")
+@click.option("--answer-model", default=None, metavar="NAME", help="Model of the --answer backend (default: the backend's own).")
+@click.option("--answer-base-url", default=None, metavar="URL", help="Server of the --answer backend (openai: e.g. http://localhost:11434/v1).")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the compiled Brains here (default: a temporary folder, removed after).")
+@click.option("--reuse", is_flag=True, help="Measure Brains already compiled in --workdir instead of compiling them again.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions.")
+@click.option("--save", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="PREFIX",
+              help="Also write PREFIX.json and PREFIX.md.")
+@embedder_option
+@json_option
+@_guard
+def eval_(benchmark: str, file: Path, budgets: str, backend: str, model: str | None, base_url: str | None,
+          answer: str | None, answer_budgets: str | None,
+          answer_model: str | None, answer_base_url: str | None, workdir: Path | None, reuse: bool, limit: int | None,
+          save: Path | None, embedder: str | None, as_json: bool) -> None:
+    """Measure context packets on LoCoMo or LongMemEval.
 
-    A full compile leaves a large heap (1.4 GB after 10,000 sessions) that Python would free object
-    by object before exiting: ~3 s of a nightly run spent on nothing. By the time `main` returns,
-    the run has closed its files, released its lock and waited for its helpers, so output is
-    flushed and the process exits at once with main's status.
-
-    The cyclic garbage collector is off for the whole process, not only during a run (which pauses
-    it, dream.run): turning it back on after a run made the next allocation collect every object
-    the run left alive, 0.08 s of a nightly run on the 10k Brain, for a heap the exit drops anyway.
-    For the same short life, freed memory is kept for reuse (`_keep_freed_memory`), and pydantic
-    looks for no plugins (brain.no_plugins).
+    Imports FILE into temporary Brains, compiles them with Dream, builds a packet per question
+    at each budget and reports per category: evidence recall, the share of questions with all
+    their evidence, and whether the answer string is in the packet. Two baselines run at the
+    same budgets: BM25 over raw turns (date prepended) and the Brain without knowledge/.
+    With --answer, each packet of a question with a gold answer is also answered and judged
+    by that backend: judged accuracy and token F1 per system (offline: an extractive reader
+    and a lexical judge, a rough proxy). Prints a markdown table (or --json); a progress bar
+    runs on stderr.
     """
-    import gc
-    import os
+    from dream.backends.errors import NeedsKeyError
+    from dream.eval.harness import render_markdown, run_eval, steps
+    from dream.settings import LLMOptions
 
-    from brain.no_plugins import skip_pydantic_plugins
-
-    gc.disable()
-    _keep_freed_memory()
-    skip_pydantic_plugins()
+    sizes = _budgets(budgets, "--budgets")
+    answered = _budgets(answer_budgets, "--answer-budgets") if answer_budgets else sizes
+    if set(answered) - set(sizes):
+        raise click.BadParameter(f"{answer_budgets} must be among --budgets {budgets}", param_hint="--answer-budgets")
+    options = LLMOptions(model=answer_model, base_url=answer_base_url)
+    total = steps(benchmark, file, limit, len(answered) if answer else 0)
     try:
-        main()
-        code: object = 0
-    except SystemExit as exc:
-        code = exc.code
-    if isinstance(code, str):  # sys.exit("message"): printed, status 1, as Python does
-        print(code, file=sys.stderr)
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a reader that went away (`dream status | head`), a closed stream
-            pass
-    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
+        with click.progressbar(length=total, label=f"eval {benchmark}", file=sys.stderr) as bar:
+            report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
+                              reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n),
+                              answer=answer, answer_options=options, answer_budgets=answered,
+                              backend_options=LLMOptions(model=model, base_url=base_url))
+    except NeedsKeyError as exc:
+        raise _Failed(f"{exc} (set {exc.env}, or use the offline backend)") from None
+    table = render_markdown(report)
+    if save:
+        Path(f"{save}.json").write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        Path(f"{save}.md").write_text(table, encoding="utf-8")
+    click.echo(report.model_dump_json(indent=2) if as_json else table, nl=as_json)
 
 
-#: glibc's mallopt parameters (malloc.h) and what they are set to: never give freed memory back to
-#: the system (M_TRIM_THRESHOLD), grow the heap 64 MB at a time (M_TOP_PAD), and take blocks of any
-#: size a run allocates from the heap rather than from a mapping of their own (M_MMAP_THRESHOLD).
-_MALLOPT = ((-1, 512 << 20), (-2, 64 << 20), (-3, 512 << 20))
-
-
-def _keep_freed_memory() -> None:
-    """Let glibc's malloc keep and reuse what the process frees instead of returning it to the system.
-
-    A nightly run reads and renders megabyte texts (state.json, sessions/index.md) several times
-    over; by default each such block is mapped afresh and given back when freed, and every page of
-    it faults again on first touch: 44,000 page faults in one run on the 10k Brain, 37,000 with
-    this (the system time of the run's process 0.15 s → 0.13 s, the run ~0.02 s shorter). The
-    process is short-lived, so what it keeps is returned at exit; a full compile's peak is unchanged
-    (470 MB on 3,000 sessions either way). Elsewhere than glibc there is no mallopt: nothing to do."""
+def _budgets(text: str, flag: str) -> tuple[int, ...]:
     try:
-        import ctypes
+        return tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
 
-        mallopt = ctypes.CDLL(None).mallopt
-    except (ImportError, OSError, AttributeError):
-        return
-    for param, value in _MALLOPT:
-        mallopt(param, value)
+
+def _budgets(text: str, flag: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(b) for b in text.split(",") if b.strip())
+    except ValueError:
+        raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
 
 
 if __name__ == "__main__":  # pragma: no cover
-    entry()
+    main()

@@ -13,8 +13,7 @@ from pydantic import ConfigDict, Field
 
 from brain import layout
 from brain.model import Model, empty_list
-from brain.page import Frontmatter, Page
-from brain.view import remember_built
+from brain.page import Frontmatter, Page, render_new
 from dream.offline.text import clean_statement
 
 
@@ -79,7 +78,7 @@ def _date(value: object) -> dt.date | None:
 
 def render_note(note: Note) -> str:
     """A card: front matter in FORMATS.md order, then the statement citing every source."""
-    return remember_built(note.path, *note_document(note))
+    return render_new(*note_document(note))
 
 
 def note_document(note: Note) -> tuple[Frontmatter, str]:

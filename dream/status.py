@@ -11,7 +11,7 @@ from brain.model import Model, empty_list
 from brain.repo import BrainRepo
 from brain.tree import DirTree, text_if_exists
 from dream.phases.orient import list_session_files, plan_sessions
-from dream.state import parse_state, shard_problem
+from dream.state import legacy_files, parse_state
 
 
 class RunLine(Model):
@@ -41,21 +41,15 @@ class Status(Model):
 
 
 def status(root: Path, limit: int = 10) -> Status:
-    from brain.repo import worktree_keys
-    from dream.compile import DocCache, cache_version
-
+    """What `dream status` prints; reads the Brain, writes nothing."""
     root = Path(root)
-    # As `dream run` does: sessions git vouches for are hashed from the run's cache, not read again
-    # (the cache is only read here: status writes nothing).
-    tree = DirTree(root, keys=worktree_keys(root))
-    cache = DocCache(root / layout.CACHE / "cards", version=cache_version())  # no memo: status writes nothing
-    state, problem = parse_state(text_if_exists(tree, layout.STATE), lambda rel: text_if_exists(tree, rel))
-    files, problems = list_session_files(tree, lambda rels: cache.session_hashes(rels, tree))
+    tree = DirTree(root)
+    state, problems = parse_state(text_if_exists(tree, layout.STATE), lambda rel: text_if_exists(tree, rel), legacy_files(root))
+    files, file_problems = list_session_files(tree)
     plan = plan_sessions(files, state, None)
     runs = [
         RunLine(run_id=e.run_id, commit=e.sha, date=e.date, subject=e.subject)
         for e in BrainRepo(Path(root)).log(limit=200)
         if e.run_id
     ][:limit]
-    return Status(runs=runs, pending=[p.id for p in plan.pending], processed=len(state.sessions),
-                  problems=problems + ([problem] if problem else []) + ([p] if (p := shard_problem(state.sessions)) else []))
+    return Status(runs=runs, pending=[p.id for p in plan.pending], processed=len(state.sessions), problems=file_problems + problems)

@@ -45,19 +45,13 @@ def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str
 
 def _indexes(view: BrainView) -> list[_Index]:
     def build() -> list[_Index]:
-        # Expected lines come from the view's cards (brain.render's own line functions, cached by
-        # content), so only documents that changed are parsed.
+        # Expected lines are brain.render's own (BrainView.page_lines, summary_entries).
         pages = {p.rsplit("/", 1)[1][:-3]: p for p in view.page_paths}
-        page_lines = {}
-        for name, p in pages.items():
-            card = view.page_card(p) if layout.is_page_path(p) else None
-            if card is not None:
-                page_lines[name] = card["line"]
-        # The view's documents (not symlinks) under the folder: no walk over every file of the tree.
+        page_lines = {p.rsplit("/", 1)[1][:-3]: line for p, line in view.page_lines().items()}
         # Every document below the folder is a summary (a `<folder>/<id>.md`): its id is the rest.
         cut = len(layout.SESSIONS_SUMMARIES) + 1
         summaries = {f[cut:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/")}
-        summary_lines = view.summary_lines(summaries)
+        summary_lines = {sid: line for sid, (_, line) in view.summary_entries().items()}
         out = []
         for path, what, docs, lines in (
             (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),

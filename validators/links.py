@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from brain import layout
 from brain.markdown import strip_refs
 from brain.view import BrainView
-from validators.documents import cached, documents
+from validators.documents import documents
 from validators.registry import check
 
 Item = tuple[str, int, str]
@@ -62,8 +62,7 @@ def name_clash(view: BrainView) -> Iterator[Item]:
     owners: dict[str, set[str]] = defaultdict(set)
     for path in view.page_paths:
         owners[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-    # Aliases come from the view's cards, so pages that did not change are not parsed.
-    aliases = {p: card["aliases"] for p in view.page_paths if (card := view.page_card(p)) is not None}
+    aliases = {p: page.frontmatter.aliases for p, page in view.pages.items()}
     for path, names in aliases.items():
         for alias in names:
             owners[alias.strip().casefold()].add(path)

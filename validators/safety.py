@@ -10,7 +10,7 @@ injection_spans, strip_invisible (plus invisible_spans and untrusted_regions).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from brain import layout
@@ -25,15 +25,6 @@ __all__ = ["injection_spans", "invisible_spans", "redact_secrets", "secret_spans
 
 Item = tuple[str, int, str]
 _ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")
-#: The generated indexes are made of one-line records: a line per summary (sessions/index.md), per
-#: page (knowledge/index.md), a few per run (knowledge/log.md). They are scanned line by line: each
-#: line is made from one document, scanned whole in its own file, or from a run's figures. A line
-#: the file held when the gate last found it clean (BrainView.clean_lines: dream's gate knows)
-#: is not scanned again, so a nightly run scans its few new lines, not 10,000.
-LINE_RECORDS = layout.GENERATED
-#: What may open a construct spanning lines (a private key block, an HTML comment, an untrusted
-#: callout): an index holding one is scanned whole, as any other file.
-_SPANNING = ("-----BEGIN", "<!--", "[!")
 _PHRASE_KINDS = frozenset({"override", "role", "system-prompt", "exfiltration"})
 
 
@@ -64,45 +55,10 @@ def _scans(view: BrainView) -> list[_Scan]:
             text = doc_text(view, rel)
             if text is None or "\x00" in text:
                 continue  # binary: S001/F001 report it; a regex over it means nothing
-            secrets, injections = _spans(view, rel, text)
-            out.append(_Scan(rel, text, LineIndex(text), secrets, injections))
+            out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
         return out
 
     return cached(view, "safety_scans", build)
-
-
-def _spans(view: BrainView, rel: str, text: str) -> tuple[list[Span], list[Span]]:
-    """(secret spans, injection spans) of a file: of the whole text, or of each line of a
-    generated index (LINE_RECORDS) but those it held when last found clean."""
-    if rel not in LINE_RECORDS or _scanned_whole(text):
-        return secret_spans(text), injection_spans(text)
-    return _line_spans(text, view.clean_lines(rel) or frozenset())
-
-
-def _scanned_whole(text: str) -> bool:
-    """Whether a generated index holds what may open a construct spanning lines: scanned whole."""
-    return any(marker in text for marker in _SPANNING)
-
-
-def _line_spans(text: str, clean: Collection[str]) -> tuple[list[Span], list[Span]]:
-    """(secret spans, injection spans) of each line of `text` not among `clean` (a set), offsets
-    in the whole text."""
-    secrets: list[Span] = []
-    injections: list[Span] = []
-    at = 0
-    for line in text.split("\n"):
-        if line and line not in clean:
-            secrets += [(at + a, at + b, kind) for a, b, kind in secret_spans(line)]
-            injections += [(at + a, at + b, kind) for a, b, kind in injection_spans(line)]
-        at += len(line) + 1
-    return secrets, injections
-
-
-def lines_clean(text: str, clean: Collection[str]) -> bool:
-    """Whether the X checks, scanning a generated index (LINE_RECORDS) line by line past the lines
-    `clean` (a set: found clean before), would find nothing: no secret and no instruction in any
-    other line. False for a text they would scan whole (a construct that may span lines)."""
-    return not _scanned_whole(text) and not any(_line_spans(text, clean))
 
 
 def _snippet(text: str, limit: int = 60) -> str:

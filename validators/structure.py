@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain import layout
-from brain.tree import in_sorted
 from brain.view import BrainView
 from validators.documents import cached, parse_target
 from validators.registry import check
@@ -96,56 +95,13 @@ def bad_session_id(view: BrainView) -> Iterator[Item]:
             )
 
 
-#: Past this many capital letters in an ASCII listing, case_collision folds every path instead.
-_CAPITALS_MAX = 200
-
-
-def _may_clash(files: list[str]) -> bool:
-    """False when no two of the (distinct) paths can fold to one: an ASCII listing where no path
-    with a capital letter lower-cases to another listed path or to another such path's lowering.
-    Decided without folding and hashing every path (67,000 on the 10k Brain, where the usual
-    answer is that there are no capitals at all); True when it cannot be told so cheaply."""
-    joined = "\0".join(files)
-    if not joined.isascii():
-        return True  # NFC and full case folding: the general path
-    lower = joined.lower()
-    if lower == joined:
-        return False
-    capitals = [m.start() for m in _CAPITAL.finditer(joined)]
-    if len(capitals) > _CAPITALS_MAX:
-        return True
-    lowered: set[str] = set()
-    seen_at = -1
-    for at in capitals:
-        if at < seen_at:
-            continue  # a path already taken
-        start = joined.rfind("\0", 0, at) + 1
-        end = joined.find("\0", at)
-        end = len(joined) if end < 0 else end
-        seen_at = end
-        key = lower[start:end]
-        if in_sorted(files, key) or key in lowered:
-            return True
-        lowered.add(key)
-    return False
-
-
-_CAPITAL = re.compile("[A-Z]")
 
 
 @check("S005", "error", "paths that differ only in case or Unicode normalisation")
 def case_collision(view: BrainView) -> Iterator[Item]:
-    files = view.tree.files()
-    if not _may_clash(files):
-        return
-    # Folded in one call over the whole listing (NUL is a starter and folds to itself, so the
-    # pieces are the paths' own foldings): the 10k Brain has 67,000 paths and nearly never a clash.
-    folded = unicodedata.normalize("NFC", "\0".join(files)).casefold().split("\0")
-    if len(set(folded)) == len(files):
-        return
     groups: dict[str, list[str]] = defaultdict(list)
-    for rel, key in zip(files, folded):
-        groups[key].append(rel)
+    for rel in view.tree.files():
+        groups[unicodedata.normalize("NFC", rel).casefold()].append(rel)
     for paths in groups.values():
         if len(paths) > 1:
             for rel in paths:

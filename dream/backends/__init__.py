@@ -12,8 +12,6 @@ class UnknownBackendError(BackendError):
 
 
 BACKENDS = ("offline", "anthropic", "openai")
-#: Checked before every request a network backend sends; `dream replay` turns it off.
-ALLOW_NETWORK = True
 
 
 def get_backend(name: str, options=None) -> ModelBackend:

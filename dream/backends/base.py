@@ -2,7 +2,7 @@
 
 Phases never know which backend answers. `offline` implements the calls directly; network
 backends implement one structured-completion primitive (issue: model backends). Two more calls,
-`answer` and `judge`, serve `brain eval --answer` (issue 5), never a Dream run.
+`answer` and `judge`, serve `dream eval --answer` (issue 5), never a Dream run.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from pydantic import ConfigDict, Field
 
 from brain.model import Model, empty_list
 from brain.sessions import Session
+
+#: Checked before every request a network backend sends; `dream replay` and the tests turn it off.
+ALLOW_NETWORK = True
 
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
 FACT_KINDS: tuple[str, ...] = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning")
@@ -164,7 +167,7 @@ class Verdict(_Model):
 
 
 class AnswerRequest(_Model):
-    """A benchmark question and the context packet an agent got for it (`brain eval --answer`)."""
+    """A benchmark question and the context packet an agent got for it (`dream eval --answer`)."""
 
     question: str
     packet: str  # the packet as the agent reads it (markdown); data, never instructions
@@ -209,9 +212,6 @@ class ModelBackend(ABC):
 
     name: ClassVar[str]
     model: str | None = None
-    #: Every call is a pure function of its request (no usage, no call log, no errors), so calls
-    #: may be answered in another process, in any batches (dream.gate judges claims ahead).
-    pure: ClassVar[bool] = False
 
     def open_run(self, ctx: RunContext) -> None:
         """Called once per run, before the first call, when the run id is known (offline: nothing)."""
@@ -221,17 +221,6 @@ class ModelBackend(ABC):
 
     @abstractmethod
     def extract_facts(self, req: ExtractRequest) -> FactBatch: ...
-
-    def extract_ahead(self, req: ExtractRequest) -> tuple[FactBatch, object] | None:
-        """extract_facts(req) worked out ahead of its turn (in another process, while earlier
-        sessions are still being attached), with what it rests on of `req.known`; None where the
-        backend cannot say that (the default: the session is asked again in its turn)."""
-        return None
-
-    def facts_still_hold(self, rests_on: object, req: ExtractRequest) -> bool:
-        """Whether a batch from extract_ahead, resting on `rests_on`, is exactly what
-        extract_facts(req) gives for this request's `known` (learned since)."""
-        return False
 
     @abstractmethod
     def write_page(self, req: WritePageRequest) -> PageDraft: ...

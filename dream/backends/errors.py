@@ -72,7 +72,7 @@ class NetworkDisabledError(BackendError):
     fatal = True
 
     def __init__(self) -> None:
-        super().__init__("networking is disabled (dream.backends.ALLOW_NETWORK is False)")
+        super().__init__("networking is disabled (dream.backends.base.ALLOW_NETWORK is False)")
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, now: float | None = None) -> float | None:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.model import Model
 from brain.sessions import Session, SessionHeader, Turn
+import dream.backends.base as backend_base
 from dream.backends.base import (
     AnswerDraft,
     AnswerRequest,
@@ -83,7 +84,7 @@ TASKS: dict[str, type[BaseModel]] = {
     "write_page": PageDraft,
     "verify": ClaimVerdicts,
 }
-#: The eval's tasks (`brain eval --answer`): never in a Dream run, so they carry their own system
+#: The eval's tasks (`dream eval --answer`): never in a Dream run, so they carry their own system
 #: prompt and only their own schema, and their answers are short.
 EVAL_TASKS: dict[str, type[BaseModel]] = {"answer": AnswerDraft, "judge": Judgement}
 EVAL_MAX_TOKENS = 512
@@ -208,7 +209,7 @@ class LLMBackend(ModelBackend):
         self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
         self._instructions = parse_instructions(ctx.instructions)
         if ctx.record:
-            from dream.record import Recorder
+            from dream.backends.recording import Recorder
 
             self._recorder = Recorder(ctx.run_dir)
 
@@ -280,7 +281,7 @@ class LLMBackend(ModelBackend):
             for i in range(1, len(reqs) + 1)
         ]
 
-    # --- the eval's two questions (brain eval --answer) ----------------------------------------------
+    # --- the eval's two questions (dream eval --answer) ----------------------------------------------
 
     def answer(self, req: AnswerRequest) -> AnswerDraft:
         lines = req.packet.splitlines()
@@ -327,9 +328,7 @@ class LLMBackend(ModelBackend):
 
     def _call(self, prompt: Prompt, unit: str, attempt: int) -> Completion:
         """One logical call: retries after 429/5xx/timeouts, logged and (with --record) recorded."""
-        from dream import backends
-
-        if self.needs_network and not backends.ALLOW_NETWORK:
+        if self.needs_network and not backend_base.ALLOW_NETWORK:
             raise NetworkDisabledError()
         key = prompt.key(self.model or "")
         retry = 0

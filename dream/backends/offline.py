@@ -1,6 +1,6 @@
 """The `offline` backend: deterministic heuristics, no model, no network (dream/offline/).
 
-Extractive summaries, rule-based facts, templated pages and a lexical verifier; for `brain eval
+Extractive summaries, rule-based facts, templated pages and a lexical verifier; for `dream eval
 --answer`, an extractive reader and a lexical judge. Same inputs give the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
 """
 
@@ -17,7 +17,6 @@ from dream.backends.base import (
     FactBatch,
     JudgeRequest,
     Judgement,
-    PAGE_SECTION_FACTS,
     SECTIONS,
     ModelBackend,
     PageDraft,
@@ -40,7 +39,6 @@ _LINK_OR_CITE_RE = re.compile(r"\[\[[^\]]*\]\]|\[cite:\d+\]")
 
 class OfflineBackend(ModelBackend):
     name: ClassVar[str] = "offline"
-    pure: ClassVar[bool] = True
 
     def summarize(self, req: SummarizeRequest) -> SessionSummary:
         return summarize(req.session, req.owner, req.first_turn)
@@ -48,14 +46,6 @@ class OfflineBackend(ModelBackend):
     def extract_facts(self, req: ExtractRequest) -> FactBatch:
         found, entities = facts_mod.extract(req.session, req.owner, req.first_turn, known=req.known)
         return FactBatch(facts=found, entities=entities)
-
-    def extract_ahead(self, req: ExtractRequest) -> tuple[FactBatch, object]:
-        looked_up: dict[str, str | None] = {}
-        found, entities = facts_mod.extract(req.session, req.owner, req.first_turn, known=req.known, looked_up=looked_up)
-        return FactBatch(facts=found, entities=entities), looked_up
-
-    def facts_still_hold(self, rests_on: object, req: ExtractRequest) -> bool:
-        return isinstance(rests_on, dict) and facts_mod.known_answers_alike(rests_on, req.known)
 
     def write_page(self, req: WritePageRequest) -> PageDraft:
         # Dream sends at most PAGE_SECTION_FACTS facts per section (dream.phases.update): all are shown.

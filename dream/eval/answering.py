@@ -1,4 +1,4 @@
-"""`brain eval --answer BACKEND`: answer each question from its packet, judge the answer, score it.
+"""`dream eval --answer BACKEND`: answer each question from its packet, judge the answer, score it.
 
 The reader gets what an agent gets: the packet as `brain context` prints it (the bm25 baseline's
 turns under the same heading), the question, and the day it is asked when the benchmark says

@@ -264,7 +264,7 @@ def render_markdown(report: EvalReport) -> str:
     pct = lambda v: "–" if v is None else f"{100 * v:.1f}"  # noqa: E731
     head_label = "categories " + ", ".join(c.split()[0] for c in report.headline) if report.dataset == "locomo" else "headline"
     lines = [
-        f"# brain eval {report.dataset}: {Path(report.file).name}",
+        f"# dream eval {report.dataset}: {Path(report.file).name}",
         "",
         f"{report.questions} questions, {report.brains} Brains, {report.sessions} sessions; backend `{report.backend}`, "
         f"search `{report.search_mode}`; compile {report.compile_seconds:.1f} s, packets {report.packet_seconds:.1f} s.",

@@ -1,4 +1,4 @@
-"""The offline reader and judge of `brain eval --answer offline`: extractive and lexical, no model.
+"""The offline reader and judge of `dream eval --answer offline`: extractive and lexical, no model.
 
 Reader: the packet sentence that shares the most content words with the question wins (its
 item's speaker or page title count too; ties go to the earlier item; questions, and sentences

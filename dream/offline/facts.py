@@ -103,17 +103,10 @@ def _known_types(known: list[EntityRef]) -> dict[str, str]:
     return _KNOWN_CACHE[1]
 
 
-def known_answers_alike(looked_up: dict[str, str | None], known: list[EntityRef]) -> bool:
-    """Whether `known` types every name of an `extract(..., looked_up=...)` as it was typed then."""
-    types = _known_types(known)
-    return all(types.get(name) == found for name, found in looked_up.items())
-
-
 class _SessionScan:
     """Pass 1 over every turn: mention counts, types, aliases and defined concepts."""
 
-    def __init__(self, session: Session, known: list[EntityRef], looked_up: dict[str, str | None] | None = None) -> None:
-        self.looked_up = looked_up  # when given: every folded name asked of `known`, with its answer
+    def __init__(self, session: Session, known: list[EntityRef]) -> None:
         self.types: dict[str, Counter] = {}
         self.counts: Counter = Counter()
         self.aliases: dict[str, set[str]] = {}
@@ -149,11 +142,7 @@ class _SessionScan:
             return self.types[name].most_common(1)[0][0] if self.types[name] else None
         if name in self.concepts:
             return "concept"
-        folded = fold_name(name)
-        found = self.known.get(folded)
-        if self.looked_up is not None:
-            self.looked_up[folded] = found
-        return found
+        return self.known.get(fold_name(name))
 
     def primary_topic(self, exclude: set[str]) -> str | None:
         """The most mentioned organisation, project or event of the session (ties by name)."""
@@ -268,14 +257,10 @@ def extract(
     first_turn: int = 1,
     skip: SkipFn | None = None,
     known: list[EntityRef] | None = None,
-    looked_up: dict[str, str | None] | None = None,
 ) -> tuple[list[Fact], list[Entity]]:
-    """Facts of the turns from `first_turn` on, and the typed entities they name.
-
-    `known` types the names this session does not; `looked_up`, when given, receives each folded
-    name asked of it with the answer (None: not known). That is all the result takes from `known`:
-    a `known` that answers those names alike gives the same facts (`known_answers_alike`)."""
-    scan = _SessionScan(session, known or [], looked_up)
+    """Facts of the turns from `first_turn` on, and the typed entities they name; `known` types
+    the names this session does not."""
+    scan = _SessionScan(session, known or [])
     speakers = {speaker_name(t, owner) for t in session.turns} - {None}
     topic = scan.primary_topic(exclude=set(speakers))
     listeners = listeners_of(session, owner)

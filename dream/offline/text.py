@@ -76,25 +76,9 @@ def _content_words(text: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
 
 
-_KEYS: dict[str, str] = {}
-
-
 def content_key(text: str) -> str:
-    """`content_words` joined by spaces, remembered per text: statements are keyed and themed by it
-    again and again (attach, the page writer), and a run learns the keys of a topic's unchanged notes
-    from their cached cards (`remember_key`) instead of stemming 40,000 statements once more."""
-    key = _KEYS.get(text)
-    if key is None:
-        if len(_KEYS) > 200_000:
-            _KEYS.clear()
-        key = _KEYS[text] = " ".join(content_words(text))
-    return key
-
-
-def remember_key(text: str, key: str) -> None:
-    """The content key of `text`, as a cache built by this code computed it."""
-    if len(_KEYS) < 200_000:
-        _KEYS[text] = key
+    """`content_words` joined by spaces: statements with the same key say the same thing."""
+    return " ".join(_content_words(text))
 
 
 _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}

@@ -9,14 +9,10 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.forked import in_chunks
-from brain.page import render_built
-from brain.repo import blob_id
-from brain.view import remember_parsed
 from brain.sessions import Session
-from dream.backends.base import Entity, ExtractRequest, Fact, FactBatch
+from dream.backends.base import Entity, ExtractRequest, Fact
 from dream.compile import Compilation, statement_key
-from dream.notes import Note, note_document, note_slug, render_note
+from dream.notes import Note, note_slug, render_note
 from dream.offline.entities import fold_name
 from dream.offline.facts import is_subject_slot
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
@@ -38,14 +34,9 @@ def extract_request(comp: Compilation, session: Session, first_turn: int) -> Ext
     )
 
 
-def attach_session(comp: Compilation, session: Session, first_turn: int, ahead: tuple[FactBatch, object] | None = None) -> None:
-    """The session's facts onto their subjects' notes; `ahead` is the backend's extract_ahead of this
-    session, used when the entities learned since leave it as it is."""
-    req = extract_request(comp, session, first_turn)
-    if ahead is not None and comp.backend.facts_still_hold(ahead[1], req):
-        batch = ahead[0]
-    else:
-        batch = comp.backend.extract_facts(req)
+def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
+    """The session's facts onto their subjects' notes."""
+    batch = comp.backend.extract_facts(extract_request(comp, session, first_turn))
     entities = {e.name: e for e in batch.entities}
     for entity in batch.entities:
         _remember(comp, entity, session.id)
@@ -107,8 +98,7 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
 
 
 def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: list[str]) -> None:
-    """A page for `slug` is made by this run unless a live one parses (known by its card: an
-    unchanged page is not parsed to tell)."""
+    """A page for `slug` is made by this run unless a live one parses."""
     path = comp.page_path(slug)
     if (path is None or not comp.view.readable(path)) and slug not in comp.new_pages:
         comp.new_pages[slug] = (title, type_, aliases)
@@ -123,15 +113,8 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
         same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.note(p).value == fact.value), None)
     if same is not None:
         note = index.note(same)
-        known = comp.note_sources.get(note.path)
-        if known is None or known[0] is not note.sources:  # the set answers for that very list
-            known = (note.sources, set(note.sources))
-        if target not in known[1]:
-            sources = [*note.sources, target]
-            known[1].add(target)
-            known = (sources, known[1])
-            _write(comp, note.model_copy(update={"sources": sources}))
-        comp.note_sources[note.path] = known
+        if target not in note.sources:
+            _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
         return
     for old in _superseded(comp, topic, fact):
         comp.bump("facts_superseded")
@@ -189,31 +172,9 @@ def _write(comp: Compilation, note: Note) -> None:
     comp.touched.add(note.topic)
 
 
-#: Fewer changed notes than this are rendered in process (a nightly run): forking would cost more.
-SHARED_MIN_NOTES = 2000
-NOTES_PER_CHUNK = 100  # notes rendered per result the child sends
-
-
 def stage_notes(comp: Compilation) -> None:
     """Render and stage the notes attach changed, each once: a note restated by many sessions gains a
-    source per session, and rendering it at each one made a full compile quadratic in them.
-
-    Many notes (a first compile) are rendered on two cores (brain.forked.in_chunks): rendering is a
-    pure function of the note, so the texts are the same whichever process made them."""
-    items = sorted(comp.unstaged_notes.items())
+    source per session, and rendering it at each one would make a first compile quadratic in them."""
+    for path, note in sorted(comp.unstaged_notes.items()):
+        comp.stage(path, render_note(note))
     comp.unstaged_notes.clear()
-    if len(items) < SHARED_MIN_NOTES:
-        for path, note in items:
-            _stage_note(comp, path, note, render_note(note))
-        return
-    rendered = in_chunks(lambda item: render_built(item[0], *note_document(item[1])), items, NOTES_PER_CHUNK)
-    for (text, page), (path, note) in zip(rendered, items):  # rendered first: zip runs it to its end (the child is reaped)
-        _stage_note(comp, path, note, remember_parsed(path, text, page))
-
-
-def _stage_note(comp: Compilation, path: str, note: Note, text: str) -> None:
-    data = text.encode("utf-8")
-    blob = blob_id(data)
-    if comp.stage(path, text):
-        comp.cache.remember_note(path, data, note, blob)
-    comp.topic(note.topic).blobs[path] = (blob, text)  # what the topic's digest counts it as (Compilation.save_digests)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from brain import layout
 from brain.citations import CitationTarget
-from brain.forked import in_chunks
-from brain.page import Frontmatter, render_built
-from brain.view import remember_built, remember_parsed
+from brain.page import Frontmatter, render_new
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarizeRequest
 from dream.backends.offline import link_names
@@ -21,31 +19,11 @@ def summarize_session(comp: Compilation, session: Session) -> SessionSummary:
     return comp.backend.summarize(req)
 
 
-#: Fewer summaries than this are rendered in process (a nightly run): forking would cost more.
-SHARED_MIN_SUMMARIES = 500
-SUMMARIES_PER_CHUNK = 50  # summaries rendered per result the child sends
-
-
 def write_summaries(comp: Compilation, done: list[tuple[Session, SessionSummary]]) -> None:
-    """Stage the summary of each session, in order. Many (a first compile) are rendered on two
-    cores (brain.forked.in_chunks): a summary is a pure function of its session, its summary and
-    the pages the run ends with, so the texts are the same whichever process made them."""
-    if len(done) < SHARED_MIN_SUMMARIES:
-        for session, summary in done:
-            write_summary(comp, session, summary)
-        return
-
-    def render(item: tuple[Session, SessionSummary]) -> tuple[str, str, object]:
-        path, fm, body = summary_document(comp, *item)
-        return (path, *render_built(path, fm, body))
-
-    for path, text, page in in_chunks(render, done, SUMMARIES_PER_CHUNK):
-        comp.stage(path, remember_parsed(path, text, page))
-
-
-def write_summary(comp: Compilation, session: Session, summary: SessionSummary) -> None:
-    path, fm, body = summary_document(comp, session, summary)
-    comp.stage(path, remember_built(path, fm, body))
+    """Stage the summary of each session, in order."""
+    for session, summary in done:
+        path, fm, body = summary_document(comp, session, summary)
+        comp.stage(path, render_new(fm, body))
 
 
 def summary_document(comp: Compilation, session: Session, summary: SessionSummary) -> tuple[str, Frontmatter, str]:

@@ -8,15 +8,41 @@ Dream did not parse is rewritten. A page the owner deleted is recorded in forget
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 
 from brain import layout
-from brain.page import Frontmatter, Page, new_page, parse_page, render_page
+from brain.page import Frontmatter, Page, new_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
-from dream.compile import Compilation
-from dream.digest import TopicView, by_event, by_observed, by_until, newest, pinned
+from dream.compile import Compilation, UnitFailure
 from dream.notes import Note
+from dream.offline.facts import is_subject_slot
+
+by_observed = operator.attrgetter("observed", "path")
+by_until = operator.attrgetter("until", "observed")
+
+
+def by_event(note: Note) -> tuple:
+    """A dated section's order: when it happened, then when it was said, then the path."""
+    return (note.event_date or note.observed, note.observed, note.path)
+
+
+def pinned(note: Note) -> bool:
+    """A current employer, home or named relation: shown however old (a newer one would have replaced it)."""
+    return is_subject_slot(note.slot)
+
+
+def newest(notes: list[Note], key, reverse: bool = False, pins=None) -> list[Note]:
+    """Every note `pins` holds true of and the others that sort last by `key` (first, with
+    `reverse`), PAGE_SECTION_FACTS in all (more only when the pins are more), in their given order."""
+    if len(notes) <= PAGE_SECTION_FACTS:
+        return notes
+    held = [n for n in notes if pins(n)] if pins else []
+    ranked = sorted((n for n in notes if not pins or not pins(n)), key=key, reverse=reverse)
+    room = max(PAGE_SECTION_FACTS - len(held), 0)
+    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | set(map(id, held))
+    return [n for n in notes if id(n) in keep]
 
 
 def update_pages(comp: Compilation) -> None:
@@ -30,13 +56,7 @@ def update_pages(comp: Compilation) -> None:
         try:
             _update_page(comp, slug, path)
         except (PageError, BackendError) as exc:  # a model call failed: that page only (dream.run keeps its sessions pending)
-            comp.failures.append(_failure(path, str(exc)))
-
-
-def _failure(unit: str, reason: str):
-    from dream.compile import UnitFailure
-
-    return UnitFailure(unit=unit, reason=reason)
+            comp.failures.append(UnitFailure(unit=path, reason=str(exc)))
 
 
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
@@ -79,14 +99,11 @@ def _page_facts(notes: list[Note], shown: list[list[str]], numbers: dict[str, in
 
 
 def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history: list[Note],
-                 mentioned: list[Note], view: TopicView) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
+                 mentioned: list[Note]) -> tuple[list[Note], list[Note], list[Note], dict[str, int]]:
     """What the page shows: per section (as the backend groups them) the newest PAGE_SECTION_FACTS
     facts and the current employer, home and relations; the newest of History and of Mentioned in;
-    and how many each section leaves out.
-    `current` and `history` are the candidates of the topic's view (dream.digest): every note a
-    section could show, not every note it has; the view counts those.
-    The page writer never sees the rest (they stay in their notes), so a page of 40,000 facts costs
-    what a page of a few hundred does, for the offline writer and for a model alike."""
+    and how many each section leaves out. The page writer never sees the rest (they stay in their
+    notes), so a page of 40,000 facts costs what a page of a few hundred does, for a model too."""
     hidden: dict[str, int] = {}
 
     def count_left_out(heading: str, total: int, shown: list) -> list:
@@ -94,18 +111,16 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
             hidden[heading] = total - len(shown)
         return shown
 
-    if view.current > PAGE_SECTION_FACTS:
+    if len(current) > PAGE_SECTION_FACTS:
         groups: dict[str, tuple[bool, list[Note]]] = {}
-        section = comp.backend.page_section
         for note in current:
-            heading, dated = section(page_type, note.kind, note.statement)
+            heading, dated = comp.backend.page_section(page_type, note.kind, note.statement)
             groups.setdefault(heading, (dated, []))[1].append(note)
         keep: set[int] = set()
         for heading, (dated, notes) in groups.items():
-            chosen = newest(notes, by_event if dated else by_observed, pinned=pinned)
-            keep.update(map(id, count_left_out(heading, view.sections[heading].count, chosen)))
+            keep.update(map(id, count_left_out(heading, len(notes), newest(notes, by_event if dated else by_observed, pins=pinned))))
         current = [n for n in current if id(n) in keep]
-    history = count_left_out("History", view.history.count, newest(history, by_until, reverse=True))
+    history = count_left_out("History", len(history), newest(history, by_until, reverse=True))
     mentioned = count_left_out("Mentioned in", len(mentioned), newest(mentioned, by_observed))
     return current, history, mentioned, hidden
 
@@ -114,8 +129,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     """The page as Dream would write it from its notes (no owner edits applied)."""
     loc = layout.page_location(path)
     known = comp.resolver.by_slug[slug]
-    index, view = comp.topic_view(slug, loc[0])
-    notes = sorted((index.note(p) for p in view.members()), key=by_observed)
+    notes = sorted(comp.topic(slug).notes.values(), key=by_observed)
     current = [n for n in notes if n.until is None]  # Note.current, without a call per note
     history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
@@ -123,8 +137,9 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         other = comp.topic(note_path.split("/")[1]).note(note_path)
         if other is not None and other.current and other.topic != slug:
             mentioned.append(other)
-    linked = sorted(view.linked | {m for n in mentioned for m in n.mentions} | {n.topic for n in mentioned})
-    current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned, view)
+    linked = sorted({m for n in [*notes, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
+    dates = [d for n in notes for d in (n.observed, n.until) if d is not None] or [comp.settings.now.date()]
+    current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned)
     numbers, shown = _numbered([*current, *history, *mentioned])
     ends = (len(current), len(current) + len(history))
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
@@ -153,7 +168,6 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         hidden=hidden,
     )
     draft = comp.backend.write_page(req)
-    dates = [view.first, view.last] if view.first is not None else [comp.settings.now.date()]
     live = comp.live_page(slug)
     fm = Frontmatter(
         title=known.title,

@@ -71,7 +71,7 @@ def test_unsafe_reason(path, reason):
         ("sessions/index.md", True),
         (".dream/state.json", True),
         (".dream/forget.md", True),
-        (".dream/written/0a.json", True),
+        (".dream/written/0a.json", False),
         ("sessions/raw/s1.jsonl", False),
         ("guide.md", False),
         ("rules/figures.md", False),

@@ -209,9 +209,7 @@ def test_a_corrupt_index_is_rebuilt_and_says_so(brain):
 
 
 def _fresh_process() -> None:
-    """Forget what this process has read, as a new `brain search` would."""
-    search_index._VECTOR_CACHE.clear()
-    search_index._MASK_CACHE.clear()
+    """A new `brain search` process: each opens the index anew, and keeps nothing between calls."""
 
 
 def _dense_refs(brain, query: str = "my puppy") -> list[str]:
@@ -375,123 +373,33 @@ def _contents(db) -> tuple[list, list]:
     return files, chunks, vectors
 
 
-def test_a_folder_git_vouches_is_the_tree_it_was_indexed_at_is_not_read_again(brain, monkeypatch):
-    from brain.scan import WorktreeScan
-    from brain.search_index import SearchIndex
-    from tests.conftest import git
-
-    git(brain, "init", "-q", "-b", "main")
-    git(brain, "add", "-A")
-    git(brain, "commit", "-qm", "start")
+def test_an_update_reads_only_files_whose_size_or_mtime_changed(brain):
+    """The index is brought in step by each file's size and mtime; what it then holds is what an
+    index built from nothing holds."""
     embedder = ConceptEmbedder()
     assert Searcher.open(brain, embedder=embedder).index.stats.changed == 10
-    stated: list[str] = []
-    real_stat = os.stat
-    monkeypatch.setattr(search_index.os, "stat", lambda p, *a, **k: stated.append(os.path.relpath(p, brain)) or real_stat(p, *a, **k))
 
     def opened():
-        """(changed, removed) and the files of notes and sessions folders the update stat'ed; the
-        index must then hold what one built from nothing holds."""
-        stated.clear()
         stats = Searcher.open(brain, embedder=embedder).index.stats
         fresh = brain.parent / "fresh"
         shutil.rmtree(fresh, ignore_errors=True)
         shutil.copytree(brain, fresh, ignore=shutil.ignore_patterns(".git", ".dream"))
         Searcher.open(fresh, embedder=embedder).close()
         assert _contents(brain / INDEX_FILE) == _contents(fresh / INDEX_FILE)
-        return (stats.changed, stats.removed), sorted(p for p in stated if p.startswith(("notes/", "sessions/")))
+        return stats.changed, stats.removed
 
-    def files(folder):
-        return sorted(str(p.relative_to(brain)) for p in (brain / folder).iterdir())
-
-    assert opened() == ((0, 0), [])  # every notes and sessions folder skipped whole
+    assert opened() == (0, 0)
     note = brain / "notes/ana-lima/ana-prefers-pdf-exports.md"
     note.write_text(note.read_text().replace("PDF", "SVG"))
-    assert len(files("notes/ana-lima")) > 1
-    assert opened() == ((1, 0), files("notes/ana-lima"))  # changed, not committed: the folder is compared whole
-    git(brain, "commit", "-qam", "svg")
-    # Indexed while it held no tree of git's, the folder has no tree to follow a diff from.
-    assert opened() == ((0, 0), files("notes/ana-lima"))
-    assert opened() == ((0, 0), [])
-    note.write_text(note.read_text().replace("SVG", "PNG"))
-    git(brain, "commit", "-qam", "png")  # a commit while nothing opened the index: only what the diff names
-    assert opened() == ((1, 0), [str(note.relative_to(brain))])
+    assert opened() == (1, 0)
+    os.utime(note, ns=(0, 0))  # touched, the same bytes: read, not chunked again
+    assert opened() == (0, 0)
     session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
     later = brain / "sessions/raw/2024-04-01-later.jsonl"
     later.write_text(session.read_text().replace("new job", "later job"))
-    assert opened() == ((1, 0), files("sessions/raw"))  # an untracked file: the folder is not the tree git has
-    git(brain, "add", "-A")
-    git(brain, "commit", "-qm", "later")
-    assert opened() == ((0, 0), files("sessions/raw"))
-    other = brain / "notes/ana-lima/ana-moved-to-lisbon.md"
-    other.write_text("---\ntitle: Lisbon\ntype: note\n---\nAna moved to Lisbon.\n")
-    git(brain, "add", "-A")
-    git(brain, "commit", "-qm", "a note")
+    assert opened() == (1, 0)
     note.unlink()
-    git(brain, "commit", "-qam", "a note gone")  # two commits since: one diff from the tree indexed
-    assert opened() == ((1, 1), [str(other.relative_to(brain))])
-    assert opened() == ((0, 0), [])
-    # A file changed after git looked, before the index read it: read as it is, and its folder is
-    # not remembered as in step with the tree git saw, so once the file is back as git has it,
-    # the folder is compared again (skipped, the index would keep what was read in between).
-    note = brain / "notes/ana-lima/ana-moved-to-lisbon.md"
-    note.write_text(note.read_text().replace("Lisbon.", "Porto."))
-    git(brain, "commit", "-qam", "porto")
-    tree = WorktreeScan(brain).tree()
-    text = note.read_text()
-    note.write_text(text.replace("Porto", "Faro!"))
-    SearchIndex.open(brain, embedder, tree=tree).close()
-    note.write_text(text)
-    assert opened() == ((1, 0), files("notes/ana-lima"))
-    assert opened() == ((0, 0), [])
+    assert opened() == (0, 1)
+    assert opened() == (0, 0)
 
 
-def _matrix_lists(brain, embedder) -> tuple:
-    searcher = Searcher.open(brain, embedder=embedder)
-    try:
-        ids, mat, kinds, paths = searcher.index.matrix()
-        return ids.tolist(), [list(map(float, row)) for row in mat], kinds.tolist(), paths.tolist()
-    finally:
-        searcher.close()
-
-
-def test_a_vector_snapshot_is_carried_forward_by_chunk_ids_never_used_twice(brain, monkeypatch):
-    import sqlite3
-
-    from brain.search_index import SearchIndex
-
-    embedder = ConceptEmbedder()
-    _matrix_lists(brain, embedder)
-    carried: list = []
-    real = SearchIndex._carried
-    monkeypatch.setattr(SearchIndex, "_carried", lambda self, name, dim: carried.append(found := real(self, name, dim)) or found)
-
-    def check():
-        _fresh_process()
-        carried.clear()
-        got = _matrix_lists(brain, embedder)
-        assert len(carried) == 1 and carried[0] is not None  # carried, not read from SQLite
-        _fresh_process()
-        shutil.rmtree(brain / VECTORS_DIR)
-        carried.clear()
-        assert _matrix_lists(brain, embedder) == got  # what a read from SQLite gives
-        assert carried == [None]
-
-    with sqlite3.connect(brain / INDEX_FILE) as conn:
-        (last,) = conn.execute("SELECT path FROM chunks ORDER BY id DESC LIMIT 1").fetchone()
-    # The file holding the largest ids changes: SQLite alone would give its new chunks those ids again.
-    (brain / last).write_text((brain / last).read_text().replace("Ana", "Bea").replace("puppy", "kitten").replace("PDF", "PNG"))
-    check()
-    (brain / "notes/ana-lima/ana-prefers-pdf-exports.md").unlink()
-    session = brain / "sessions/raw/2024-03-02-new-job.jsonl"
-    session.write_text(session.read_text() + json.dumps({"type": "turn", "n": 3, "role": "user", "speaker": "Ana", "text": "my puppy Pepper"}) + "\n")
-    check()
-    # Changed by code that does not keep the chunk ids (an older version): nothing is carried.
-    _fresh_process()
-    _matrix_lists(brain, embedder)
-    with sqlite3.connect(brain / INDEX_FILE) as conn:
-        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-    _fresh_process()
-    carried.clear()
-    _matrix_lists(brain, embedder)
-    assert carried == [None]

@@ -76,14 +76,3 @@ def test_render_then_read_round_trip(tmp_path):
     assert problems == [] and again == session
 
 
-def test_a_session_is_parsed_once_per_content():
-    from brain.view import parse_session_cached
-
-    rel = "sessions/raw/s1.jsonl"
-    data = b'{"type":"session","id":"s1"}\n{"type":"turn","n":1,"role":"user","text":"Hi."}\nnot json\n'
-    first = parse_session_cached(rel, data)
-    assert first == parse_session(data, rel)
-    assert parse_session_cached(rel, data) is first  # the same bytes: no second parse
-    grown = parse_session_cached(rel, data + b'{"type":"turn","n":2,"role":"assistant","text":"Hello."}\n')
-    assert [t.n for t in grown[0].turns] == [1, 2] and [t.n for t in first[0].turns] == [1]
-    assert [p.line for p in first[1]] == [3]

@@ -35,7 +35,7 @@ NADIA_IDS = sorted(p.name[: -len(".jsonl")] for p in (PERSONA / RAW).glob("*.jso
 #: The clock `dream demo` uses by default; every Nadia compile here uses it too.
 DEMO_NOW = "2026-07-15T02:00:00Z"
 #: What Dream may write (DESIGN.md, invariant 1).
-DREAM_ROOTS = ("knowledge/", "notes/", "sessions/summaries/", ".dream/written/", ".dream/sessions/")
+DREAM_ROOTS = ("knowledge/", "notes/", "sessions/summaries/")
 DREAM_FILES = ("sessions/index.md", ".dream/state.json", ".dream/forget.md")
 #: Trailers every Dream commit ends with (README "How it works", dream.report).
 TRAILERS_RE = re.compile(
@@ -82,14 +82,14 @@ def added_files(root: Path, rev: str = "HEAD") -> list[str]:
 
 
 def processed(root: Path) -> dict[str, dict]:
-    """The sessions `.dream/state.json` and its `.dream/sessions/` shards record: id → hash, run, turns."""
-    from dream.state import parse_state
+    """The sessions `.dream/state.json` records: id → hash, run, turns."""
+    from dream.state import legacy_files, parse_state
 
     def read(rel: str) -> str | None:
         return (root / rel).read_text(encoding="utf-8") if (root / rel).is_file() else None
 
-    state, problem = parse_state(read(".dream/state.json"), read)
-    assert problem is None
+    state, problems = parse_state(read(".dream/state.json"), read, legacy_files(root))
+    assert problems == []
     return {sid: record.model_dump() for sid, record in state.sessions.items()}
 
 

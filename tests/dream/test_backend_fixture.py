@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from nadia_runs import git, isolated_env
 
-from dream.record import ReplayBackend, replay
+from dream.replay import ReplayBackend, replay
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "fixtures" / "backends" / "anthropic-nadia"

@@ -9,7 +9,7 @@ import pytest
 
 from brain.errors import BrainError
 from brain.sessions import Session, SessionHeader, Turn
-from dream import backends
+from dream.backends import base
 from dream.backends.base import SummarizeRequest, Usage
 from dream.backends.errors import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
 from dream.backends.llm import Completion, LLMBackend, Prompt
@@ -172,7 +172,7 @@ def test_retry_after_is_honoured_up_to_max_wait_and_5xx_backs_off() -> None:
 
 
 def test_no_request_leaves_when_networking_is_disabled(monkeypatch) -> None:
-    monkeypatch.setattr(backends, "ALLOW_NETWORK", False)
+    monkeypatch.setattr(base, "ALLOW_NETWORK", False)
     backend = Scripted([GOOD])
     with pytest.raises(NetworkDisabledError):
         backend.summarize(SummarizeRequest(session=SESSION))

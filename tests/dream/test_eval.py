@@ -1,4 +1,4 @@
-"""dream.eval: metrics (table tests), datasets' gold mapping, and `brain eval` end to end on the small samples."""
+"""dream.eval: metrics (table tests), datasets' gold mapping, and `dream eval` end to end on the small samples."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from brain.cli import main
+from dream.cli import main
 from dream.eval.baseline import TurnBM25
 from dream.eval.datasets import load_dataset
 from dream.eval.harness import SYSTEMS, render_markdown, run_eval
@@ -113,6 +113,6 @@ def test_brain_eval_cli_longmemeval(tmp_path):
     assert data["dataset"] == "longmemeval" and data["questions"] == 2 and data["budgets"] == [300]
     assert "eval longmemeval" in result.stderr  # the progress bar
     table = (tmp_path / "lme.md").read_text()
-    assert table.startswith("# brain eval longmemeval: longmemeval-sample.json")
+    assert table.startswith("# dream eval longmemeval: longmemeval-sample.json")
     assert "| **all** |" in table and "headline" not in table
     assert json.loads((tmp_path / "lme.json").read_text())["questions"] == 2

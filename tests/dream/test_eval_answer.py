@@ -1,4 +1,4 @@
-"""`brain eval --answer`: the offline reader and judge (tables), token F1, the harness end to end on
+"""`dream eval --answer`: the offline reader and judge (tables), token F1, the harness end to end on
 the small LoCoMo sample, and the answer/judge calls of the network backends against loopback stubs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from anthropic import Anthropic
 from click.testing import CliRunner
 from stubs import Reply, Stub, error_reply
 
-from brain.cli import main
+from dream.cli import main
 from dream.backends.anthropic import AnthropicBackend
 from dream.backends.base import AnswerDraft, AnswerRequest, JudgeRequest, Judgement
 from dream.backends.offline import OfflineBackend
@@ -281,8 +281,8 @@ def test_without_a_key_the_eval_stops_before_compiling(tmp_path):
     work = tmp_path / "work"
     result = CliRunner().invoke(main, ["eval", "locomo", str(LOCOMO), "--answer", "anthropic", "--workdir", str(work)])
     assert result.exit_code == 1
-    assert result.stderr.endswith("error: the anthropic backend needs an API key, and ANTHROPIC_API_KEY is not set\n"
-                                  "hint: set ANTHROPIC_API_KEY, or use the offline backend\n")
+    assert result.stderr.endswith("dream: error: the anthropic backend needs an API key, and ANTHROPIC_API_KEY is not set "
+                                  "(set ANTHROPIC_API_KEY, or use the offline backend)\n")
     assert not (work / "conv-90").exists()
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dream.run import KEEP_SCRATCH, prune_runs
+from dream.runs import KEEP_SCRATCH, prune_runs
 
 SCRATCH = ("staged/knowledge/people/x.md", "blobs/0001", "index", "blob-list", "index-info")
 KEPT = ("report.json", "message", "calls.jsonl", "record/record.json")

@@ -40,7 +40,6 @@ from brain.citations import CitationTarget
 from brain.page import parse_page
 from brain.tree import DirTree
 from brain.view import BrainView
-from dream.state import session_shard
 from validators import run_checks
 
 #: Machine state that is not output: ignored by git (.gitignore of `brain init`).
@@ -236,13 +235,10 @@ def test_a_new_session_touches_only_what_it_is_about_and_then_there_is_nothing_t
     touched = [p for p in changed if p.startswith(("knowledge/", "notes/")) and p not in ("knowledge/index.md", "knowledge/log.md")]
     assert touched and [p for p in touched if f"session:{LAST_SESSION}#" not in (root / p).read_text(encoding="utf-8")] == []
     assert "knowledge/people/nadia-rahman.md" in changed
-    # Of state.json's shards only those of the files written change, each now holding their blob ids.
-    from dream.state import written_shard
-
-    shards = [p for p in changed if p.startswith(".dream/written/")]
-    assert shards and set(shards) <= {written_shard(p) for p in changed if p.startswith(("knowledge/", "notes/", "sessions/"))}
+    # state.json records the blob id of each file the run wrote, the base of a merge with the owner's edits.
+    written = json.loads((root / ".dream/state.json").read_text(encoding="utf-8"))["written"]
     for p in touched:
-        assert json.loads((root / written_shard(p)).read_text(encoding="utf-8"))[p] == git(root, "rev-parse", f"HEAD:{p}").strip()
+        assert written[p] == git(root, "rev-parse", f"HEAD:{p}").strip()
     assert_sound(root)
 
     before = head(root)
@@ -278,15 +274,24 @@ def test_a_grown_session_is_compiled_from_its_first_new_turn(compiled_copy: Path
     assert_sound(root)
 
 
-def test_a_version_2_state_has_its_sessions_moved_to_shards_by_the_next_run(compiled_copy: Path) -> None:
-    """A Brain whose state.json still holds the sessions (version 2): the next run processes only
-    what is new, and its commit moves every record to `.dream/sessions/`."""
+def test_a_sharded_state_is_read_once_and_the_next_run_commits_one_state_file(compiled_copy: Path) -> None:
+    """A Brain whose state an older Dream kept in shards (version 3: `.dream/written/<xx>.json`,
+    `.dream/sessions/<xx>.json`): the next run processes only what is new, and its commit holds
+    the whole state in state.json and removes the shards."""
+    import hashlib
+
     root = compiled_copy
-    sessions = processed(root)
     state_path = root / ".dream/state.json"
-    old = {**json.loads(state_path.read_text(encoding="utf-8")), "sessions": sessions, "version": 2}
-    state_path.write_text(json.dumps(old, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    shutil.rmtree(root / ".dream/sessions")
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    sessions, written = state.pop("sessions"), state.pop("written")
+    for folder, entries in ((".dream/sessions", sessions), (".dream/written", written)):
+        shards: dict[str, dict] = {}
+        for key, value in entries.items():
+            shards.setdefault(hashlib.sha1(key.encode("utf-8")).hexdigest()[:2], {})[key] = value
+        for name, part in shards.items():
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / f"{name}.json").write_text(json.dumps(part, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    state_path.write_text(json.dumps({**state, "version": 3}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     git(root, "add", "-A", ".dream")
     git(root, "commit", "-q", "-m", "a Brain of an older Dream")
     sid = "2026-07-20-new-tool"
@@ -297,8 +302,8 @@ def test_a_version_2_state_has_its_sessions_moved_to_shards_by_the_next_run(comp
     now = processed(root)
     assert {k: v for k, v in now.items() if k != sid} == sessions and now[sid]["turns"] == 2
     head_state = json.loads(state_path.read_text(encoding="utf-8"))
-    assert "sessions" not in head_state and head_state["version"] == 3
-    shards = {p for p in commit_files(root) if p.startswith(".dream/sessions/")}
-    assert shards == {session_shard(s) for s in now}
+    assert head_state["version"] == 4 and set(written) <= set(head_state["written"])
+    assert not (root / ".dream/sessions").exists() and not (root / ".dream/written").exists()
+    assert git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", ".dream/sessions", ".dream/written") == ""
     assert git(root, "status", "--porcelain") == ""
     assert_sound(root)

@@ -28,7 +28,6 @@ from nadia_runs import (
     session_text,
 )
 
-from brain import doccache
 from dream.cli import main
 
 NOW = "2026-07-21T02:00:00Z"
@@ -101,8 +100,6 @@ def test_a_malformed_line_is_reported_with_file_and_line_and_the_rest_compiles(c
     assert_sound(root)
 
 
-
-
 def test_dream_run_tells_about_a_malformed_line_without_verbose(compiled_copy: Path, dream_cli) -> None:
     root = compiled_copy
     sid = pending_session(root)
@@ -132,8 +129,6 @@ def test_unsafe_names_and_binary_sessions_are_reported_and_the_rest_compiles(com
     assert f"sessions/summaries/{good}.md" in commit_files(root) and report.rejected == {}
 
 
-
-
 def test_a_session_that_cannot_be_read_does_not_make_a_commit_every_night(compiled_copy: Path) -> None:
     root = compiled_copy
     (root / RAW / "2026-07-20-binary.jsonl").write_bytes(b"\x00\xff\xfe not a session\n")
@@ -144,8 +139,6 @@ def test_a_session_that_cannot_be_read_does_not_make_a_commit_every_night(compil
         report = dream(root, night)
         assert report.session_failures == {"2026-07-20-binary": "unreadable session (see problems)"}
         assert report.commit is None and head(root) == before
-
-
 
 
 def test_a_session_whose_header_id_differs_from_its_file_name_is_cited_by_its_file_name(compiled_copy: Path) -> None:
@@ -283,15 +276,10 @@ def test_status_lists_the_last_run_and_the_pending_sessions(compiled_copy: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     root = compiled_copy
     sid = pending_session(root)
-    # A run would keep the code's digest (brain.doccache.code_fingerprint's memo): status must not.
-    (root / ".dream/cache/code-digests.txt").unlink(missing_ok=True)
-    monkeypatch.setattr(doccache, "MEMO_SETTLED_NS", 0)
-    monkeypatch.setattr(doccache, "_FINGERPRINTS", {})
-    monkeypatch.setattr(doccache, "_STAT_KEYS", {})
-    cache = sorted((p, p.read_bytes()) for p in (root / ".dream/cache").rglob("*") if p.is_file())
+    before = sorted((p, p.read_bytes()) for p in (root / ".dream").rglob("*") if p.is_file())
     result = dream_cli("status", "--brain", root)
     assert result.exit_code == 0
-    assert sorted((p, p.read_bytes()) for p in (root / ".dream/cache").rglob("*") if p.is_file()) == cache  # status writes nothing
+    assert sorted((p, p.read_bytes()) for p in (root / ".dream").rglob("*") if p.is_file()) == before  # status writes nothing
     compiled = nadia_compiled.report
     subject = git(root, "log", "-1", "--format=%s", compiled.commit).strip()
     assert result.stdout == (
@@ -320,27 +308,3 @@ def test_demo_into_a_folder_that_is_not_empty_fails_with_one_line(tmp_path: Path
     assert [p.name for p in dest.iterdir()] == ["notes.txt"]
 
 
-@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_the_command_keeps_freed_memory_for_reuse(tmp_path: Path) -> None:
-    # A block too large for glibc's own heuristics (past 32 MB it is always mapped afresh and every
-    # page faults again on first touch) is reused from the heap once `dream` has tuned malloc.
-    import subprocess
-    import sys
-
-    probe = """
-import resource, sys
-from dream.cli import _keep_freed_memory
-if sys.argv[1] == "keep":
-    _keep_freed_memory()
-def faults():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-block = bytearray(40 << 20); del block
-before = faults()
-for _ in range(3):
-    block = bytearray(40 << 20); del block
-print(faults() - before)
-"""
-    counts = {how: int(subprocess.run([sys.executable, "-c", probe, how], capture_output=True, text=True, check=True).stdout)
-              for how in ("default", "keep")}
-    assert counts["default"] > 20_000  # 3 × 10,240 pages
-    assert counts["keep"] < counts["default"] // 10

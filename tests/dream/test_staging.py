@@ -8,7 +8,7 @@ import pytest
 
 from brain.sessions import MAX_SESSION_BYTES, MAX_TURN_CHARS, parse_session
 from brain.tree import DirTree
-from dream.staging import BACKGROUND_MIN_FILES, StagedTree, StagingError
+from dream.staging import StagedTree, StagingError
 
 REFUSED = [
     "../outside.md",
@@ -62,7 +62,7 @@ def test_the_staged_folder_holds_what_is_staged_after_flush(tmp_path: Path):
     staged.write("notes/ada/x.md", "note\n")
     staged.write("notes/ada/gone.md", "dropped\n")
     staged.drop("notes/ada/gone.md")
-    assert staged.overlay().read_bytes("knowledge/people/ada.md") == b"second\n"
+    assert staged.read("knowledge/people/ada.md") == "second\n"
     assert staged.derived_from["knowledge/people/ada.md"] == "live\n"
     staged.flush()
     on_disk = {p.relative_to(staged.root).as_posix(): p.read_text(encoding="utf-8") for p in staged.root.rglob("*") if p.is_file()}
@@ -70,7 +70,7 @@ def test_the_staged_folder_holds_what_is_staged_after_flush(tmp_path: Path):
     staged.drop("notes/ada/x.md")
     staged.flush()
     assert not (staged.root / "notes" / "ada" / "x.md").exists()
-    assert staged.overlay().read_bytes("knowledge/people/ada.md") == b"second\n"
+    assert staged.read("knowledge/people/ada.md") == "second\n"
 
 
 def test_a_huge_session_is_refused_with_its_cap_named():
@@ -88,31 +88,16 @@ def test_a_huge_turn_is_cut_and_reported():
     assert [str(p) for p in problems] == [f"sessions/raw/s.jsonl:2: turn 1 is longer than {MAX_TURN_CHARS} characters; it was cut"]
 
 
-def test_a_background_flush_writes_the_same_folder(tmp_path: Path):
+def test_a_flush_writes_what_is_staged_into_the_run_folder(tmp_path: Path):
     live = tmp_path / "live"
     (live / "knowledge" / "people").mkdir(parents=True)
     (live / "knowledge" / "people" / "ada.md").write_text("live\n", encoding="utf-8")
     files = {"knowledge/people/ada.md": "second\n", "notes/ada/x.md": "note\n", "notes/ada/é ü.md": "naïve\n", "notes/b/empty.md": ""}
-    files |= {f"notes/c/n{i}.md": f"note {i}\n" for i in range(BACKGROUND_MIN_FILES)}  # enough for the writer
-    folders = {}
-    for mode in ("serial", "background"):
-        staged = StagedTree(tmp_path / mode, DirTree(live))
-        for rel, text in files.items():
-            staged.write(rel, text)
-        staged.flush(background=mode == "background")
-        staged.drop("notes/ada/x.md")
-        staged.write("notes/b/later.md", "later\n")
-        staged.flush()  # waits for the background writer first, so its writes come before these
-        folders[mode] = {p.relative_to(staged.root).as_posix(): p.read_bytes() for p in staged.root.rglob("*") if p.is_file()}
-    assert folders["background"] == folders["serial"]
-    assert sorted(p for p in folders["serial"] if not p.startswith("notes/c/")) == ["knowledge/people/ada.md", "notes/ada/é ü.md", "notes/b/empty.md", "notes/b/later.md"]
-
-
-def test_a_failed_background_writer_is_reported(tmp_path: Path):
-    staged = StagedTree(tmp_path / "staged", DirTree(tmp_path))
-    for i in range(BACKGROUND_MIN_FILES):
-        staged.write(f"notes/a/x{i}.md", "x\n")
-    (staged.root / "notes").write_text("a file where the folder should be", encoding="utf-8")
-    staged.flush(background=True)
-    with pytest.raises(StagingError, match="writing the staged folder"):
-        staged.wait()
+    staged = StagedTree(tmp_path / "run", DirTree(live))
+    for rel, text in files.items():
+        staged.write(rel, text)
+    staged.drop("notes/ada/x.md")
+    staged.flush()
+    found = {p.relative_to(staged.root).as_posix(): p.read_bytes() for p in staged.root.rglob("*") if p.is_file()}
+    assert found == {"knowledge/people/ada.md": b"second\n", "notes/ada/\u00e9 \u00fc.md": "naïve\n".encode(), "notes/b/empty.md": b""}
+    assert (live / "knowledge" / "people" / "ada.md").read_text(encoding="utf-8") == "live\n"

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from validator_brain import NADIA, NOTE, SESSION, SUMMARY, brain_with
 
 from brain.tree import DirTree
@@ -111,19 +109,3 @@ def test_symlinked_document_is_not_parsed(make_tree, tmp_path):
     os.symlink(outside, root / "knowledge/people/evil.md")
     assert "knowledge/people/evil.md" not in BrainView(DirTree(root)).docs
 
-
-@settings(max_examples=800, deadline=None, derandomize=True)
-@given(paths=st.lists(st.lists(st.sampled_from(list("aAbB/.é") + ["e\u0301", "ß", "SS", "\u212a", "k"]), min_size=1, max_size=6).map("".join),
-                      max_size=12, unique=True))
-def test_the_quick_clash_test_never_misses_a_clash(paths: list[str]) -> None:
-    """case_collision skips the folding of every path when _may_clash says no two can fold alike."""
-    import unicodedata
-
-    from validators.structure import _may_clash
-
-    files = sorted(paths)
-    folded = [unicodedata.normalize("NFC", p).casefold() for p in files]
-    if len(set(folded)) != len(files):
-        assert _may_clash(files)
-    if all(p.isascii() for p in files):
-        assert _may_clash(files) == (len({p.lower() for p in files}) != len(files))

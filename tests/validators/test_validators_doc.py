@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from validators import CHECKS
-from validators.doc import DOC_PATH, main, render_doc
+from scripts.gen_validators_doc import DOC_PATH, main, render_doc
 
 
 def test_committed_doc_is_up_to_date():

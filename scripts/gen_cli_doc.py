@@ -1,4 +1,4 @@
-"""docs/cli.md, generated from every command's `--help`: `python -m brain.cli_doc [--write]`.
+"""Regenerate docs/cli.md from every command's `--help`: `python scripts/gen_cli_doc.py [--write]`.
 
 A test compares the committed file with this output, so the reference cannot go stale.
 """
@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 WIDTH = 88
 DOC_PATH = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
@@ -22,24 +24,21 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> tu
 
 
 def render_cli_doc() -> str:
-    """The whole reference: `brain --help`, each command's help, and brain.toml's keys."""
-    from brain.cli import main
+    """The whole reference: `brain --help` and `dream --help`, each command's help, and brain.toml's keys."""
+    from brain.cli import main as brain_main
+    from dream.cli import main as dream_main
 
-    ctx, text = _help(main, "brain", None)
     out = [
-        "# `brain` command reference",
+        "# Command reference",
         "",
-        "Generated from `--help` by `python -m brain.cli_doc --write`; do not edit by hand.",
-        "",
-        "## brain",
-        "",
-        "```",
-        text,
-        "```",
+        "Generated from `--help` by `python scripts/gen_cli_doc.py --write`; do not edit by hand.",
     ]
-    for name in sorted(main.commands):
-        _, text = _help(main.commands[name], name, ctx)
-        out += ["", f"## brain {name}", "", "```", text, "```"]
+    for prog, group in (("brain", brain_main), ("dream", dream_main)):
+        ctx, text = _help(group, prog, None)
+        out += ["", f"## {prog}", "", "```", text, "```"]
+        for name in sorted(group.commands):
+            _, text = _help(group.commands[name], name, ctx)
+            out += ["", f"## {prog} {name}", "", "```", text, "```"]
     toml = (resources.files("brain") / "templates" / "init_brain.toml.j2").read_text(encoding="utf-8")
     out += ["", "## brain.toml", "", "Written by `brain init`; every key is optional.", "", "```toml", toml.rstrip("\n"), "```"]
     return "\n".join(out) + "\n"
