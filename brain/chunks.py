@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget, expand_session_cites
@@ -43,14 +44,22 @@ class Chunk:
     meta: dict = field(default_factory=dict)  # card: kind, topic, observed, event_date, until; turn: speaker
 
 
+class DocInfo(NamedTuple):
+    """What ranking pages needs of a readable document (brain.indexing.page_ranks)."""
+
+    links: list[str]  # the [[link]] targets it names, each once, sorted
+    aliases: list[str]  # its front matter's aliases
+    updated: str | None  # its front matter's `updated` date, YYYY-MM-DD
+
+
 def chunks_of(rel: str, data: bytes) -> list[Chunk]:
     """Chunks of one file of the Brain; [] for a file search does not read or cannot parse."""
     return read_document(rel, data)[0]
 
 
-def read_document(rel: str, data: bytes) -> tuple[list[Chunk], list[str] | None]:
-    """(chunks, the link targets it names, each once, sorted) of one file of the Brain; the
-    targets are None for a file that is not a readable page, note or summary."""
+def read_document(rel: str, data: bytes) -> tuple[list[Chunk], DocInfo | None]:
+    """(chunks, DocInfo) of one file of the Brain; the DocInfo is None for a file that is not a
+    readable page, note or summary."""
     if rel.startswith(layout.SESSIONS_RAW + "/") and rel.endswith(".jsonl"):
         return _turn_chunks(rel, data), None
     kind = layout.doc_kind(rel)
@@ -60,10 +69,12 @@ def read_document(rel: str, data: bytes) -> tuple[list[Chunk], list[str] | None]
         page = parse_page(data.decode("utf-8", errors="replace"), rel)
     except PageError:
         return [], None
-    links = sorted({link.target for link in page.links if link.target}) if _is_utf8(data) else None
+    fm = page.frontmatter
+    info = DocInfo(sorted({link.target for link in page.links if link.target}), list(fm.aliases),
+                   fm.updated.isoformat() if fm.updated else None) if _is_utf8(data) else None
     if kind == "note":
-        return [_note_chunk(page)], links
-    return _statement_chunks(page, kind), links
+        return [_note_chunk(page)], info
+    return _statement_chunks(page, kind), info
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -75,13 +86,12 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+_INDEXABLE_RE = re.compile(rf"{layout.SESSIONS_RAW}/[^/]*\.jsonl|{layout.DOCUMENT_RE.pattern}")
+
+
 def indexable(rel: str) -> bool:
-    """True for the files `chunks_of` reads."""
-    if rel.startswith(layout.SESSIONS_RAW + "/"):
-        return rel.endswith(".jsonl") and rel.count("/") == 2
-    return rel.endswith(".md") and rel not in layout.GENERATED and (
-        layout.is_note_path(rel) or layout.is_page_path(rel) or layout.is_summary_path(rel)
-    )
+    """True for the files `chunks_of` reads: raw sessions and documents."""
+    return _INDEXABLE_RE.fullmatch(rel) is not None and rel not in layout.GENERATED
 
 
 def plain(text: str) -> str:

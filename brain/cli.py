@@ -63,13 +63,13 @@ def _view(root: Path) -> BrainView:
     return BrainView(DirTree(root))
 
 
-def _links(root: Path) -> dict[str, list[str]]:
-    """Each document's link targets, from the search index brought up to date (no vectors)."""
+def _documents(view: BrainView) -> dict:
+    """What the search index, brought up to date (no vectors), keeps of each document."""
     from brain.search_index import SearchIndex
 
-    index = SearchIndex.open(root)
+    index = SearchIndex.open(view.tree.root, tree=view.tree)
     try:
-        return index.links()
+        return index.documents()
     finally:
         index.close()
 
@@ -134,7 +134,8 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
 
     root = _root(brain_path)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    result = index_for_agent(_view(root), limit, lambda: _links(root))
+    view = _view(root)
+    result = index_for_agent(view, limit, lambda: _documents(view))
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return
@@ -297,7 +298,7 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
             click.echo(finding.lint_line())
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
-    click.echo(_summary(errors, warnings, len(view.tree.files())), err=True)
+    click.echo(_summary(errors, warnings, len(view.files)), err=True)
     if errors or (strict and warnings):
         ctx.exit(1)
 

@@ -194,10 +194,8 @@ class ContextBuilder:
     def _page_ranks(self) -> dict[str, tuple]:
         if self._ranks is None:
             from brain.indexing import page_ranks
-            from brain.tree import DirTree
-            from brain.view import BrainView
 
-            self._ranks = page_ranks(BrainView(DirTree(self.root)), self.searcher.index.links())
+            self._ranks = page_ranks(self.searcher.index.documents())
         return self._ranks
 
     # -- lanes 3 to 5 -----------------------------------------------------------------------

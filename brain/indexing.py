@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from pydantic import ConfigDict, Field
 
 from brain import layout
+from brain.chunks import DocInfo
 from brain.model import Model, empty_list
 from brain.render import render_knowledge_index
 from brain.view import BrainView
@@ -52,9 +53,10 @@ class IndexResult(Model):
         return bool(self.omitted)
 
 
-def index_for_agent(view: BrainView, budget: int, links: "Callable[[], dict[str, list[str]]]") -> IndexResult:
+def index_for_agent(view: BrainView, budget: int, documents: "Callable[[], dict[str, DocInfo]]") -> IndexResult:
     """knowledge/index.md (rendered from the pages when missing), within `budget` tokens (0: all).
-    `links()`: each document's link targets (page_ranks), asked only when the index is over budget."""
+    `documents()`: what the search index keeps of each document (page_ranks), asked only when the
+    index is over budget."""
     generated = not view.tree.exists(layout.KNOWLEDGE_INDEX)
     if generated:
         text = render_knowledge_index(view.pages)
@@ -65,31 +67,38 @@ def index_for_agent(view: BrainView, budget: int, links: "Callable[[], dict[str,
     total = sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
     if budget <= 0 or estimate_tokens(text) <= budget:
         return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, generated=generated)
-    trimmed, omitted = trim_index(text, budget, page_ranks(view, links()))
+    trimmed, omitted = trim_index(text, budget, page_ranks(documents()))
     return IndexResult(text=trimmed, tokens=estimate_tokens(trimmed), budget=budget, total=total, omitted=omitted, generated=generated)
 
 
-def page_ranks(view: BrainView, links: dict[str, list[str]]) -> dict[str, tuple]:
+def page_ranks(documents: dict[str, DocInfo]) -> dict[str, tuple]:
     """slug → sort key of its index line; smaller sorts first and is kept longest.
 
     The key is (person/project/preference pages first, more other documents linking to it, more
-    recently updated, slug). `links`: path → the link targets each document names (the search
-    index keeps them: brain.search_index), of which those of the view's documents count.
-    """
+    recently updated, slug), from what the search index keeps of each readable document
+    (brain.search_index: `documents()`)."""
+    import datetime as dt
 
+    names: dict[str, set[str]] = defaultdict(set)  # casefolded slug or alias → the pages it names
+    pages = [path for path in documents if layout.is_page_path(path)]
+    for path in pages:
+        names[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
+    for path in pages:
+        for alias in documents[path].aliases:
+            names[alias.strip().casefold()].add(path)
     linked: Counter[str] = Counter()
-    for path in view.doc_paths:
+    for path, info in documents.items():
         targets: set[str] = set()
-        for name in links.get(path, ()):
-            targets.update(view.resolve_pages(name))
+        for name in info.links:
+            targets.update(names.get(name.strip().casefold(), ()))
         targets.discard(path)  # a page naming itself is not a backlink
         linked.update(targets)
     ranks: dict[str, tuple] = {}
-    for path, page in view.pages.items():
-        page_type = layout.page_location(path)[0]
-        updated = page.frontmatter.updated.toordinal() if page.frontmatter.updated else 0
+    for path in pages:
+        page_type, slug = layout.page_location(path)
+        updated = documents[path].updated
         priority = 0 if page_type in PRIORITY_TYPES else 1
-        ranks[page.slug] = (priority, -linked[path], -updated, page.slug)
+        ranks[slug] = (priority, -linked[path], -(dt.date.fromisoformat(updated).toordinal() if updated else 0), slug)
     return ranks
 
 

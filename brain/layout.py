@@ -178,15 +178,17 @@ def is_summary_path(rel_path: str) -> bool:
     return rel_path.count("/") == _SUMMARY_PREFIX.count("/")
 
 
+#: A document's path: a page, a note or a session summary (the generated indexes are none of them).
+DOCUMENT_RE = re.compile(
+    rf"(?P<page>{KNOWLEDGE}/(?:{'|'.join(FOLDER_TYPES)})/[^/]*\.md)|(?P<note>{NOTES}/[^/]*/[^/]*\.md)"
+    rf"|(?P<summary>{SESSIONS_SUMMARIES}/[^/]*\.md)"
+)
+
+
 def doc_kind(rel: str) -> str:
     """"page", "note", "summary" or "" for a path: what kind of document a file there is."""
-    if not rel.endswith(".md") or rel in GENERATED:
-        return ""
-    if is_page_path(rel):
-        return "page"
-    if is_note_path(rel):
-        return "note"
-    return "summary" if is_summary_path(rel) else ""
+    m = DOCUMENT_RE.fullmatch(rel)
+    return m.lastgroup if m is not None and rel not in GENERATED else ""
 
 
 def known_location(rel_path: str) -> bool:

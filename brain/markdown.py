@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_inline import StateInline
 from pydantic import ConfigDict
 
 from brain.model import Model
+
+if TYPE_CHECKING:  # imported by markdown(), when a body is first parsed: a command that reads only front matter never needs it
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_inline import StateInline
 
 _WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|#]*)(?:#([^\[\]\n|]*))?(?:\|([^\[\]\n]*))?\]\]")
 _CITE_RE = re.compile(r"\[cite:(\d{1,6})\]")
@@ -92,6 +95,8 @@ def _ref_rule(state: StateInline, silent: bool) -> bool:
 @lru_cache(maxsize=1)
 def markdown() -> MarkdownIt:
     """The shared parser (CommonMark + tables), with the ref rule before links."""
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark").enable("table")
     md.inline.ruler.before("link", "brain_ref", _ref_rule)
     return md

@@ -14,8 +14,6 @@ import json
 import re
 from typing import Any
 
-import yaml
-
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from brain.citations import CitationError, CitationTarget
@@ -101,7 +99,6 @@ class Page(Model):
     frontmatter: Frontmatter
     body: str
     body_line: int = 1
-    key_lines: dict[str, int] = Field(default_factory=dict)
     source_text: str | None = None
     source_frontmatter: Frontmatter | None = None
     source_body: str | None = None
@@ -114,6 +111,11 @@ class Page(Model):
     @property
     def title(self) -> str:
         return self.frontmatter.title
+
+    @functools.cached_property
+    def key_lines(self) -> dict[str, int]:
+        """Line of each top-level front matter key in the file it was parsed from ({} for a page built in code)."""
+        return key_lines_of(self.source_fm_block) if self.source_fm_block is not None else {}
 
     @functools.cached_property
     def refs(self) -> BodyRefs:
@@ -143,8 +145,8 @@ class Page(Model):
         return Page(**{**fields, "frontmatter": frontmatter or self.frontmatter, "body": self.body if body is None else body})
 
 
-def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None, str, int, dict[str, int]]:
-    """(meta, front-matter block, body, body's first line, key → line) of a document.
+def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, str, int]:
+    """(meta, front-matter block, body, body's first line) of a document.
 
     Raises PageError, naming the line, for: no front matter, no closing `---`, invalid YAML,
     anchors/aliases, unsafe tags, a non-mapping. A leading BOM is ignored.
@@ -171,11 +173,12 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str | None,
         raise PageError(path, 2, f"front matter is larger than {MAX_FRONTMATTER_CHARS} characters", "shorten it")
     meta = _load_yaml(fm_text, path)
     closed = _line_end(stripped, pos)
-    return meta, stripped[:closed], stripped[closed:], end + 2, _key_lines(fm_text)
+    return meta, stripped[:closed], stripped[closed:], end + 2
 
 
-def _key_lines(fm_text: str) -> dict[str, int]:
-    """Line of each top-level key of a front matter block (its first line is the file's line 2)."""
+def key_lines_of(block: str) -> dict[str, int]:
+    """Line of each top-level key of a front matter block (its `---` is the file's line 1)."""
+    fm_text = block[block.find("\n") + 1 :]
     key_lines, line, at = {}, 2, 0
     for m in _KEY_LINE_RE.finditer(fm_text):
         line, at = line + fm_text.count("\n", at, m.start()), m.start()
@@ -189,12 +192,10 @@ def _line_end(text: str, pos: int) -> int:
     return len(text) if nl < 0 else nl + 1
 
 
-#: libyaml's safe loader where PyYAML was built with it (the C one: ten times faster), else PyYAML's.
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _load_yaml(fm_text: str, path: str) -> dict[str, Any]:
-    loader = _LOADER
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where PyYAML was built with it: ten times faster
     try:
         # An anchor needs `&` and an alias `*`: without them the event scan (as slow as the load) is skipped.
         for event in yaml.parse(fm_text, Loader=loader) if "&" in fm_text or "*" in fm_text else ():
@@ -235,20 +236,19 @@ def _bad_date(line: str) -> bool:
 
 def parse_page(text: str, path: str) -> Page:
     """Parse a document; raises PageError (with file and line) when it cannot be read."""
-    meta, block, body, body_line, key_lines = split_frontmatter(text, path)
+    meta, block, body, body_line = split_frontmatter(text, path)
     try:
         fm = Frontmatter.model_validate(meta)
     except ValidationError as exc:
         err = exc.errors()[0]
         key = str(err["loc"][0]) if err["loc"] else ""
         what = "is missing" if err["type"] == "missing" else f"is invalid: {err['msg'].removeprefix('Value error, ')}"
-        raise PageError(path, key_lines.get(key, 2), f"front matter key '{key}' {what}", "see docs/FORMATS.md") from None
+        raise PageError(path, key_lines_of(block).get(key, 2), f"front matter key '{key}' {what}", "see docs/FORMATS.md") from None
     return Page(
         path=path,
         frontmatter=fm,
         body=body,
         body_line=body_line,
-        key_lines=key_lines,
         source_text=text,
         source_frontmatter=fm,
         source_body=body,
@@ -378,6 +378,8 @@ def _scalar(value: Any, flow: bool = False) -> str:
 
 
 def _yaml_scalar(value: Any, flow: bool) -> str:
+    import yaml
+
     if flow or isinstance(value, (dict, list, tuple)):
         text = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**9).strip()[1:-1]
     else:

@@ -2,11 +2,11 @@
 
 It is the read side's one cache. `SearchIndex.open(root, embedder)` brings it up to date before it
 answers: a file whose size and mtime are unchanged is skipped, any other is hashed and re-chunked
-only when its content hash changed, and files that disappeared lose their chunks. Beside its
-chunks, each document keeps the link targets it names (`links()`: `brain index` ranks pages by
-backlinks with them). Vectors are computed for chunks that lack one for the current embedder. An
-index that cannot be read (corrupt, other schema) is deleted and rebuilt, and `stats.rebuilt`
-says why. Deleting it loses nothing.
+only when its content hash changed, and files that disappeared lose their chunks. Symlinks are not
+followed. Beside its chunks, each document keeps the link targets it names and its aliases and
+date (`documents()`: `brain index` ranks pages by backlinks with them). Vectors are computed for
+chunks that lack one for the current embedder. An index that cannot be read (corrupt, other
+schema) is deleted and rebuilt, and `stats.rebuilt` says why. Deleting it loses nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import ConfigDict
 
 from brain import layout
-from brain.chunks import Chunk, indexable, read_document
+from brain.chunks import Chunk, DocInfo, indexable, read_document
 from brain.model import Model
 from brain.tree import DirTree
 from brain.vectors import Matrix, load_matrix
@@ -33,12 +33,12 @@ if TYPE_CHECKING:
 
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
 VECTORS_DIR = f"{layout.CACHE}/search-vectors"  # the vector matrix as .npy files, for one-shot calls (see matrix())
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "7"
 EMBED_BATCH = 512
 CONTEXT_WEIGHT = 0.4  # bm25 weight of a turn's context column: the turn it answers (see _insert_chunks)
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime INTEGER, links TEXT);
+CREATE TABLE files(path TEXT PRIMARY KEY, hash TEXT NOT NULL, size INTEGER, mtime INTEGER, links TEXT, aliases TEXT, updated TEXT);
 CREATE TABLE chunks(id INTEGER PRIMARY KEY, ref TEXT NOT NULL, kind TEXT NOT NULL, path TEXT NOT NULL,
   title TEXT, text TEXT, body TEXT, cites TEXT, date TEXT, confidence REAL, meta TEXT,
   speaker TEXT, role TEXT, until TEXT, facets TEXT, context TEXT);
@@ -114,10 +114,11 @@ class SearchIndex:
         self._speakers: frozenset[str] | None = None
 
     @classmethod
-    def open(cls, root: Path, embedder: "Embedder | None" = None, fts: bool = True) -> "SearchIndex":
+    def open(cls, root: Path, embedder: "Embedder | None" = None, fts: bool = True, tree: DirTree | None = None) -> "SearchIndex":
         """Open (or create) and update the index of the Brain at `root`; rebuilds it when unreadable.
 
-        `fts=False` builds it without FTS5, as on a SQLite compiled without it (lexical search off)."""
+        `fts=False` builds it without FTS5, as on a SQLite compiled without it (lexical search off).
+        `tree`: the Brain's DirTree, for a caller that reads it too (listed once)."""
         root = Path(root)
         db = root / INDEX_FILE
         db.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +127,7 @@ class SearchIndex:
             try:
                 conn, reason = _connect(db, fts)
                 rebuilt = rebuilt or reason
-                stats = _update(root, conn, embedder, rebuilt)
+                stats = _update(root, conn, embedder, rebuilt, tree or DirTree(root))
                 return cls(root, conn, embedder, stats)
             except sqlite3.DatabaseError as exc:
                 if attempt == 2:
@@ -156,14 +157,16 @@ class SearchIndex:
     def speakers(self) -> frozenset[str]:
         """First names of everyone who speaks in a session, lower case."""
         if self._speakers is None:
-            rows = self.conn.execute("SELECT DISTINCT speaker FROM chunks WHERE speaker IS NOT NULL").fetchall()
-            self._speakers = frozenset(r[0].split()[0].casefold() for r in rows if r[0] and r[0].split())
+            names = _counts(self.conn).get("speakers", [])
+            self._speakers = frozenset(name.split()[0].casefold() for name in names if isinstance(name, str) and name.split())
         return self._speakers
 
-    def links(self) -> dict[str, list[str]]:
-        """path → the link targets each readable document names (brain.indexing.page_ranks)."""
-        rows = self.conn.execute("SELECT path, links FROM files WHERE links IS NOT NULL")
-        return {path: json.loads(names) for path, names in rows}
+    def documents(self) -> dict[str, DocInfo]:
+        """path → what ranking pages needs of each readable page, and of each other readable
+        document that names a link (brain.indexing.page_ranks)."""
+        rows = self.conn.execute("SELECT path, links, aliases, updated FROM files WHERE links != '' OR (links IS NOT NULL AND path LIKE 'knowledge/%')")
+        return {path: DocInfo(links.split("\n") if links else [], aliases.split("\n") if aliases else [], updated)
+                for path, links, aliases, updated in rows}
 
     def light(self, ids: list[int]) -> dict[int, Light]:
         return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}
@@ -287,32 +290,28 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
     return conn, reason
 
 
-def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", rebuilt: str | None) -> IndexStats:
+def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", rebuilt: str | None, tree: DirTree) -> IndexStats:
     """Bring the index in step with the files, in one transaction: a file whose size and mtime are
     those it was indexed at is skipped; another is read, and re-chunked when its content changed."""
-    files = [rel for rel in DirTree(root).files() if indexable(rel)]
-    known = {r[0]: (r[1], r[2], r[3]) for r in conn.execute("SELECT path, hash, size, mtime FROM files")}
+    stats = tree.stats()
+    links = set(tree.symlinks())  # not followed: a link may point out of the Brain
+    files = [rel for rel in tree.files() if rel in stats and rel not in links and indexable(rel)]
+    known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, size, mtime FROM files")}
     changed = removed = embedded = 0
     added: list[str] = []  # the files whose chunks were inserted
     with conn:
-        for rel in files:
-            full = os.path.join(root, rel)
-            try:
-                st = os.stat(full)
-                old = known.get(rel)
-                if old and old[1] == st.st_size and old[2] == st.st_mtime_ns:
-                    continue
-                with open(full, "rb") as f:
-                    data = f.read()
-            except OSError:
+        for rel in [rel for rel in files if known.get(rel) != stats[rel]]:
+            data = tree.read_if_exists(rel)
+            if data is None:
                 continue
+            size, mtime = stats[rel]
             digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            if old and old[0] == digest:
-                conn.execute("UPDATE files SET size = ?, mtime = ? WHERE path = ?", (st.st_size, st.st_mtime_ns, rel))
+            if rel in known and conn.execute("SELECT hash FROM files WHERE path = ?", (rel,)).fetchone()[0] == digest:
+                conn.execute("UPDATE files SET size = ?, mtime = ? WHERE path = ?", (size, mtime, rel))
                 continue
-            chunks, links = read_document(rel, data)
-            conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
-                         (rel, digest, st.st_size, st.st_mtime_ns, json.dumps(links) if links is not None else None))
+            chunks, info = read_document(rel, data)
+            conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (rel, digest, size, mtime, *(("\n".join(info.links), "\n".join(info.aliases), info.updated) if info else (None,) * 3)))
             changed += 1
             added.append(rel)
             _delete_chunks(conn, rel)
@@ -333,15 +332,16 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
 
 
 def _counts(conn: sqlite3.Connection) -> dict:
-    """How many files, chunks and vectors the index holds, kept per generation: counting 100,000
-    rows costs a one-shot call ~0.07 s."""
+    """How many files, chunks and vectors the index holds, and who speaks in its sessions, kept per
+    generation: counting 200,000 rows costs a one-shot call ~0.1 s."""
     gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
     counts = _meta_json(conn, "counts")
     if counts.get("generation") != gen:
         count = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
         counts = {"generation": gen, "files": count("SELECT count(*) FROM files"), "chunks": count("SELECT count(*) FROM chunks"),
                   "vectors": count("SELECT count(*) FROM vectors"),
-                  "lexical": count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts'") > 0}
+                  "lexical": count("SELECT count(*) FROM sqlite_master WHERE name = 'chunks_fts'") > 0,
+                  "speakers": sorted(r[0] for r in conn.execute("SELECT DISTINCT speaker FROM chunks WHERE speaker IS NOT NULL"))}
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('counts', ?)", (json.dumps(counts),))
     return counts
 

@@ -36,14 +36,24 @@ class DirTree:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self._prefix = os.path.join(root, "")  # paths are joined as strings: a run asks for ~100,000 of them
         self._files: list[str] | None = None
         self._links: frozenset[str] = frozenset()
+        self._stats: dict[str, tuple[int, int]] | None = None
 
     def files(self) -> list[str]:
         if self._files is None:
-            found, links = walk(self.root)
+            found, links, _ = walk(self.root)
             self._files, self._links = sorted(found), frozenset(links)
         return self._files
+
+    def stats(self) -> dict[str, tuple[int, int]]:
+        """(size, mtime in ns) of each listed file as the listing found it (a symlink's target's;
+        a broken one is left out): the one walk of the tree, when a caller wants both."""
+        if self._stats is None:
+            found, links, self._stats = walk(self.root, stat=True)
+            self._files, self._links = sorted(found), frozenset(links)
+        return self._stats
 
     def symlinks(self) -> list[str]:
         self.files()
@@ -60,7 +70,7 @@ class DirTree:
         Opened without blocking and checked before it is read: a FIFO named like a page would
         otherwise wait for a writer forever."""
         try:
-            fd = os.open(self.root / rel, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(self._prefix + rel, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
         try:
@@ -72,10 +82,10 @@ class DirTree:
             os.close(fd)
 
     def exists(self, rel: str) -> bool:
-        return os.path.isfile(self.root / rel)
+        return os.path.isfile(self._prefix + rel)
 
     def is_symlink(self, rel: str) -> bool:
-        return os.path.islink(self.root / rel)
+        return os.path.islink(self._prefix + rel)
 
     def symlink_target(self, rel: str) -> str | None:
         """Where a symlink points, resolved; None when `rel` is not a link."""
@@ -169,13 +179,15 @@ def under(listing: list[str], prefix: str) -> list[str]:
     return listing[start : bisect.bisect_left(listing, prefix[:-1] + chr(ord(prefix[-1]) + 1), start)]
 
 
-def walk(root: Path) -> tuple[list[str], list[str]]:
-    """Every file below `root` (what DirTree lists, unordered) and which of them are symlinks.
+def walk(root: Path, stat: bool = False) -> tuple[list[str], list[str], dict[str, tuple[int, int]]]:
+    """Every file below `root` (what DirTree lists, unordered), which of them are symlinks, and
+    with `stat` the (size, mtime in ns) of each that has a target.
 
     A linked folder is listed as a file (the S checks report it) and not gone into; `.git` and the
     like are skipped, and of `.dream/` only the files that are part of the Brain are listed."""
     files: list[str] = []
     links: list[str] = []
+    stats: dict[str, tuple[int, int]] = {}
     folders = [(os.fspath(root), "")]
     while folders:
         path, rel_dir = folders.pop()
@@ -192,10 +204,16 @@ def walk(root: Path) -> tuple[list[str], list[str]]:
             files.append(rel)
             if entry.is_symlink():
                 links.append(rel)
+            if stat:
+                try:
+                    st = entry.stat()
+                except OSError:  # a broken symlink
+                    continue
+                stats[rel] = (st.st_size, st.st_mtime_ns)
     dream = Path(root) / ".dream"
     for name in _DREAM_KEEP if dream.is_dir() and not dream.is_symlink() else ():
         if (dream / name).is_file():
             files.append(f".dream/{name}")
             if (dream / name).is_symlink():
                 links.append(f".dream/{name}")
-    return files, links
+    return files, links, stats

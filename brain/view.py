@@ -80,10 +80,20 @@ class BrainView:
         return path in self._doc_set
 
     @cached_property
+    def files(self) -> list[str]:
+        """Every file of the tree, sorted (listed once per view)."""
+        return self.tree.files()
+
+    @cached_property
     def doc_paths(self) -> list[str]:
-        """Every page, note and summary file, sorted (not symlinks: S checks report those)."""
-        links = set(self.tree.symlinks())
-        return [rel for rel in self.tree.files() if doc_kind(rel) and rel not in links]
+        """Every page, note and summary file, sorted (not symlinks: S checks report those). A staged
+        view's are the live view's with the staged documents in (listing the live tree once a run)."""
+        tree = self.tree
+        if self.below is not None and isinstance(tree, OverlayTree):
+            staged = {rel for rel in tree.upper.files() if doc_kind(rel)}
+            return sorted((set(self.below.doc_paths) | staged) - tree.deleted)
+        links = set(tree.symlinks())
+        return [rel for rel in self.files if doc_kind(rel) and rel not in links]
 
     @cached_property
     def _doc_set(self) -> frozenset[str]:
@@ -115,8 +125,7 @@ class BrainView:
     @cached_property
     def checked_files(self) -> list[str]:
         """The files per-file checks look at: all of them, or the focus."""
-        files = self.tree.files()
-        return files if self.focus is None else [rel for rel in files if rel in self.focus]
+        return self.files if self.focus is None else [rel for rel in self.files if rel in self.focus]
 
     @cached_property
     def page_paths(self) -> list[str]:
@@ -197,7 +206,7 @@ class BrainView:
     @cached_property
     def session_ids(self) -> list[str]:
         prefix = layout.SESSIONS_RAW + "/"
-        return [f[len(prefix) : -6] for f in under(self.tree.files(), prefix) if f.endswith(".jsonl") and f.count("/") == 2]
+        return [f[len(prefix) : -6] for f in under(self.files, prefix) if f.endswith(".jsonl") and f.count("/") == 2]
 
     def session(self, session_id: str) -> Session | None:
         if session_id not in self._sessions:
@@ -218,7 +227,7 @@ class BrainView:
     def source_records(self) -> dict[str, SourceRecord]:
         """`<connector>/<record-id>` → record, over every export under sources/."""
         out: dict[str, SourceRecord] = {}
-        for rel in under(self.tree.files(), layout.SOURCES + "/"):
+        for rel in under(self.files, layout.SOURCES + "/"):
             parts = rel.split("/")
             if len(parts) < 3 or self.tree.is_symlink(rel):
                 continue

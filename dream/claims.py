@@ -40,25 +40,26 @@ def _group(path: str) -> tuple[str, str | None]:
 
 def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple[dict[str, list[ClaimVerdict]], dict[str, str]]:
     """Verdicts for the new or changed claims of `paths` (staged files), asked in batches; and the
-    paths whose batch the backend could not judge (path → why), which must not land unverified."""
+    paths whose batch the backend could not judge (path → why), which must not land unverified.
+    `view`: the staged tree over the live one (BrainView.staged), whose `below` is the live view."""
     verdicts: dict[str, list[ClaimVerdict]] = {p: [] for p in paths}
     failed: dict[str, str] = {}
     batches: dict[str, list[tuple[str, object, VerifyRequest]]] = {}
     page_paths = {layout.page_location(p)[1]: p for p in view.page_paths} if any(layout.is_note_path(p) for p in paths) else {}
     contexts: dict[str, str] = {}  # topic → the body of its page, the context of its notes' claims
     for path in paths:
-        page = _page_or_none(staged.read(path), path)
+        page = view.doc(path)
         if page is None:
             continue
-        before = _page_or_none(text_if_exists(staged.base, path), path)
+        before = view.below.doc(path) if view.below is not None else None
         old = {c.text for c in claims_of(before)} if before is not None else set()
         key, topic = _group(path)
         context = page.body
         if topic is not None:
             context = contexts.get(topic)
             if context is None:  # once per topic: its page may be large, and a topic may hold 40,000 notes
-                target = page_paths.get(topic)
-                context = contexts[topic] = (_page_or_none(staged.read(target), target).body if target and staged.read(target) else "") or ""
+                target = view.doc(page_paths[topic]) if topic in page_paths else None
+                context = contexts[topic] = target.body if target is not None else ""
         for claim in claims_of(page):
             if claim.text in old:
                 continue

@@ -12,7 +12,7 @@ from typing import Callable
 from brain import layout
 from brain.page import Page
 from brain.repo import blob_id
-from brain.view import BrainView
+from brain.view import BrainView, parse_bytes
 from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
 from dream.merge import merge3
@@ -123,14 +123,16 @@ class Compilation:
 
     def topic(self, topic: str) -> TopicNotes:
         """A topic's notes: every note of its folder, read when the topic is first asked, with
-        those staged in this run since."""
+        those staged in this run since. The parsed files are not kept (the owner's topic may hold
+        40,000 notes): only their Notes."""
         found = self.topics.get(topic)
         if found is None:
             paths = self.view.paths_under(f"{layout.NOTES}/{topic}/")
             found = self.topics[topic] = TopicNotes(stems={p.rsplit("/", 1)[1][:-3] for p in paths})
             for path in paths:
-                page = self.view.doc(path)
-                note = note_from_page(page) if page is not None else None
+                data = self.view.tree.read_if_exists(path)
+                page = parse_bytes(path, data) if data is not None else None
+                note = note_from_page(page) if isinstance(page, Page) else None
                 if note is not None:
                     found.put(note, statement_key(note.statement))
         return found

@@ -58,7 +58,7 @@ def before_ids(root: Path, paths: list[str], accounted: dict[str, set], based_on
     swap leaves the owner's edit alone."""
     out: dict[str, str | None] = {}
     for rel in sorted(paths):
-        raw = _read_bytes(Path(root) / rel)
+        raw = read_bytes(Path(root) / rel)
         known = accounted.get(rel)
         if known is None or (raw.decode("utf-8", errors="replace") if raw is not None else None) in known:
             out[rel] = blob_id(raw) if raw is not None else None
@@ -68,11 +68,13 @@ def before_ids(root: Path, paths: list[str], accounted: dict[str, set], based_on
     return out
 
 
-def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None) -> None:
+def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None, staged: Path | None = None) -> None:
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. `targets`: path → the
-    commit's text (read from the commit when None; a path the commit lacks is deleted)."""
+    commit's text (read from the commit when None; a path the commit lacks is deleted). `staged`:
+    the run's staged folder; a file there holding the text is moved into place rather than written
+    again (what lands is in the commit, so the folder keeps what did not)."""
     repo = BrainRepo(root)
     files = journal.before_ids()
     if targets is None:
@@ -80,7 +82,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     done: dict[str, str | None] = {}  # path → its blob id in the commit (None: deleted)
     for i, (rel, before) in enumerate(sorted(files.items())):
         target = targets.get(rel)
-        if _swap_if_unchanged(Path(root) / rel, target, before):
+        if _swap_if_unchanged(Path(root) / rel, target, before, staged / rel if staged is not None else None):
             done[rel] = blob_id(target.encode("utf-8")) if target is not None else None
         if i == len(files) // 2:
             fault("mid-worktree")
@@ -95,15 +97,16 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
 
-def _swap_if_unchanged(path: Path, target: str | None, before: str | None) -> bool:
+def _swap_if_unchanged(path: Path, target: str | None, before: str | None, copy: Path | None = None) -> bool:
     """Put `target` at `path` (None: remove the file) when the file still holds the bytes of blob
-    `before` (None: no file), or already `target`; True when it holds `target` now.
+    `before` (None: no file), or already `target`; True when it holds `target` now. `copy`: a file
+    that may hold `target`, moved aside next to `path` instead of writing the bytes again.
 
     The owner may be saving the file at this very moment. The new text is put aside first, the
     file is checked right before the rename, and the old file is kept open across it: bytes the
     owner wrote into it meanwhile are seen after the rename and put back, as their change."""
     data = target.encode("utf-8") if target is not None else None
-    current = _read_bytes(path)
+    current = read_bytes(path)
     if current == data:
         return True
     if (blob_id(current) if current is not None else None) != before:
@@ -114,7 +117,7 @@ def _swap_if_unchanged(path: Path, target: str | None, before: str | None) -> bo
             path.parent.rmdir()
         return True
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_aside(path, data)
+    tmp = _write_aside(path, data, copy)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
@@ -138,9 +141,16 @@ def _swap_if_unchanged(path: Path, target: str | None, before: str | None) -> bo
     return True
 
 
-def _write_aside(path: Path, data: bytes) -> Path:
-    """`data` in a temporary file next to `path`, ready to be renamed over it."""
+def _write_aside(path: Path, data: bytes, copy: Path | None = None) -> Path:
+    """`data` in a temporary file next to `path`, ready to be renamed over it: `copy` moved there
+    when it holds those bytes (on the same file system), else a file written."""
     tmp = path.with_name(f".{path.name}.dream-tmp")
+    if copy is not None and read_bytes(copy) == data:
+        try:
+            os.replace(copy, tmp)
+            return tmp
+        except OSError:
+            pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         view = memoryview(data)
@@ -157,7 +167,7 @@ def _read_fd(fd: int) -> bytes:
         return fh.read()
 
 
-def _read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path) -> bytes | None:
     """A regular file's bytes; None when there is none (missing, a folder, a symlink)."""
     try:
         return path.read_bytes() if not path.is_symlink() else None

@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.errors import BrainError
 from brain.model import Model, empty_list
-from brain.repo import BrainRepo
+from brain.repo import BrainRepo, blob_id
 from dream.journal import Journal, before_ids, fault, finish_worktree, read_at, write_atomic
 from dream.merge import merge3
 
@@ -110,26 +110,26 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased + 1)
             continue
         fault("after-update-ref")
-        finish_worktree(root, journal, targets=writes)
+        finish_worktree(root, journal, targets=writes, staged=run_dir / "staged")
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 
 
 def build_commit(repo: BrainRepo, writes: dict[str, str], deletes: list[str], message: str, base: str | None, run_dir: Path) -> str:
-    """Blobs, trees and a commit object, made in a git index of the run's own (`<run>/index`) so
-    that the owner's index, and what they staged in it, is not touched: nothing visible changes yet."""
+    """Blobs, trees and a commit object, made off to the side: nothing visible changes yet. The
+    blobs go into one pack (`git fast-import`: loose objects would cost a file each, and a first
+    compile writes tens of thousands); the trees are made in a git index of the run's own
+    (`<run>/index`), so that the owner's index, and what they staged in it, is not touched."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    blobs = run_dir / "blobs"
-    blobs.mkdir(exist_ok=True)
-    names = []
-    for i, rel in enumerate(sorted(writes)):
-        (blobs / str(i)).write_bytes(writes[rel].encode("utf-8"))
-        names.append(str(blobs / str(i)))
-    ids = repo.git("hash-object", "-w", "--no-filters", "--stdin-paths", stdin="".join(n + "\n" for n in names).encode("utf-8")).split()
+    blobs = {rel: blob_id(text.encode("utf-8")) for rel, text in writes.items()}
+    stream = b"".join(b"blob\ndata %d\n%s\n" % (len(data), data) for data in (writes[rel].encode("utf-8") for rel in sorted(writes)))
+    # A pack of fewer than 100 objects would be exploded into loose files (fastimport.unpackLimit): kept
+    # whole, compressed as `git add` compresses loose objects (level 1: state.json is megabytes).
+    repo.git("-c", "fastimport.unpackLimit=0", "-c", "core.compression=1", "fast-import", "--quiet", stdin=stream)
     fault("after-blobs")
     env = {"GIT_INDEX_FILE": str(run_dir / "index")}
     repo.git("read-tree", base or "--empty", env=env)
-    entries = [f"100644 {blob}\t{rel}\0" for rel, blob in zip(sorted(writes), ids)] + [f"0 {ZERO}\t{rel}\0" for rel in deletes]
+    entries = [f"100644 {blobs[rel]}\t{rel}\0" for rel in sorted(writes)] + [f"0 {ZERO}\t{rel}\0" for rel in deletes]
     repo.git("update-index", "-z", "--index-info", env=env, stdin="".join(entries).encode("utf-8"))
     tree = repo.git("write-tree", env=env).strip()
     fault("after-tree")

@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
-from brain.page import Frontmatter, Page, split_frontmatter
+from brain.page import Frontmatter, Page, key_lines_of, split_frontmatter
 from brain.view import BrainView
 
 T = TypeVar("T")
@@ -85,7 +85,8 @@ def _documents(view: BrainView) -> list[Document]:
         error = view.errors[path]
         try:
             text = view.tree.read_bytes(path).decode("utf-8")
-            meta, _block, _body, _line, key_lines = split_frontmatter(text, path)
+            meta, block, _body, _line = split_frontmatter(text, path)
+            key_lines = key_lines_of(block)
         except PageError as exc:
             out.append(Document(path, kind, None, None, error=error, split_error=exc))
         except (OSError, UnicodeDecodeError):

@@ -100,7 +100,7 @@ def bad_session_id(view: BrainView) -> Iterator[Item]:
 @check("S005", "error", "paths that differ only in case or Unicode normalisation")
 def case_collision(view: BrainView) -> Iterator[Item]:
     groups: dict[str, list[str]] = defaultdict(list)
-    for rel in view.tree.files():
+    for rel in view.files:
         groups[unicodedata.normalize("NFC", rel).casefold()].append(rel)
     for paths in groups.values():
         if len(paths) > 1:

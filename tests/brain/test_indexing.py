@@ -47,19 +47,19 @@ def view_of(make_tree, files):
     return BrainView(DirTree(make_tree(files)))
 
 
-def links_of(view: BrainView) -> dict[str, list[str]]:
-    """Each document's link targets, as the search index keeps them."""
+def documents_of(view: BrainView) -> dict:
+    """What the search index keeps of each document (links, aliases, date)."""
     from brain.search_index import SearchIndex
 
     index = SearchIndex.open(view.tree.root)
     try:
-        return index.links()
+        return index.documents()
     finally:
         index.close()
 
 
 def index_of(view: BrainView, budget: int):
-    return index_for_agent(view, budget, lambda: links_of(view))
+    return index_for_agent(view, budget, lambda: documents_of(view))
 
 
 def test_full_index_is_rendered_when_missing(make_tree):
@@ -162,19 +162,21 @@ def test_ranks_from_the_indexed_links_equal_the_link_graphs(make_tree, nadia):
 
     for root in (make_tree(TRICKY), nadia):
         view = BrainView(DirTree(root))
-        assert page_ranks(view, links_of(view)) == graph_ranks(view)
+        assert page_ranks(documents_of(view)) == graph_ranks(view)
 
 
 def test_ranks_follow_documents_changed_since_the_index_was_updated(make_tree):
     from brain.indexing import page_ranks
 
     root = make_tree(TRICKY)
-    links_of(BrainView(DirTree(root)))
+    documents_of(BrainView(DirTree(root)))
     (root / "notes/ann/n1.md").write_text("---\ntitle: A note\ntype: note\n---\nAbout [[city]] now, and [[city]] again.\n", encoding="utf-8")
     (root / "sessions/summaries/s1.md").unlink()
     (root / "notes/ann/link.md").symlink_to("n1.md")  # a symlink is no document: its links do not count
     (root / "notes/ann/n2.md").write_bytes(b"---\ntitle: Bad\ntype: note\n---\n[[bob]] \xff\n")  # not UTF-8: unreadable
+    (root / "knowledge/people/bob.md").write_text(page("Bob", "person", "2026-09-01", "Knows [[ann]].").replace("type: person", "type: person\naliases: [Robert]"), encoding="utf-8")
+    (root / "knowledge/concepts/beta.md").write_text(page("Beta", "concept", "2026-06-01", "About [[Robert]]."), encoding="utf-8")
     view = BrainView(DirTree(root))
-    assert page_ranks(view, links_of(view)) == graph_ranks(view)
+    assert page_ranks(documents_of(view)) == graph_ranks(view)
 
 
