@@ -134,7 +134,7 @@ def summarise(rows: list[dict], turns: dict[str, int]) -> dict:
 def compile_nadia(kind: str) -> dict:
     from dream.backends import get_backend
     from dream.run import run
-    from dream.settings import load_settings
+    from dream.settings import RunFlags, load_settings
 
     stub = Stub(kind)
     work = Path(tempfile.mkdtemp(prefix="bench-backend-tokens-"))
@@ -149,7 +149,7 @@ def compile_nadia(kind: str) -> dict:
             if results:
                 grow(root)
             start = len(stub.seen)
-            settings = load_settings(root, backend=kind, now=now)
+            settings = load_settings(root, RunFlags(backend=kind, now=now))
             if kind == "openai":
                 settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"base_url": stub.base_url, "model": "local-model"})})
             report = run(settings, get_backend(kind, settings.llm))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from brain.search import SearchHit
 from brain.tokens import estimate_tokens, truncate
 
 #: Days after which a card of this kind is flagged STALE (facts age at different speeds).
@@ -54,9 +55,9 @@ def freshness(meta: dict, now: dt.date) -> tuple[str, bool]:
     return f"seen {observed.isoformat()}, {age_label(observed, now)}", stale
 
 
-def render_card(meta: dict, confidence: float | None, statement: str, cites: str, why: str, now: dt.date,
-                max_tokens: int) -> tuple[str, bool]:
-    """(line, truncated): the card within `max_tokens`, the statement shortened first."""
+def render_card(hit: SearchHit, statement: str, cites: str, now: dt.date, max_tokens: int) -> tuple[str, bool]:
+    """(line, truncated): the card a search hit is, within `max_tokens`, the statement shortened first."""
+    meta, confidence, why = hit.meta, hit.confidence, hit.brief()
     label, stale = freshness(meta, now)
     event = f" · event {meta['event_date']}" if meta.get("event_date") else ""
     conf = f"{round(100 * confidence)}%" if confidence is not None else "?%"

@@ -63,17 +63,6 @@ def _view(root: Path) -> BrainView:
     return BrainView(DirTree(root))
 
 
-def _documents(view: BrainView) -> dict:
-    """What the search index, brought up to date (no vectors), keeps of each document."""
-    from brain.search_index import SearchIndex
-
-    index = SearchIndex.open(view.tree.root, tree=view.tree)
-    try:
-        return index.documents()
-    finally:
-        index.close()
-
-
 def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 
@@ -130,12 +119,12 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     updated) and a last line says how many pages were left out.
     """
     from brain.config import BrainConfig
-    from brain.indexing import index_for_agent
+    from brain.indexing import index_for_agent, indexed_documents
 
     root = _root(brain_path)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
     view = _view(root)
-    result = index_for_agent(view, limit, lambda: _documents(view))
+    result = index_for_agent(view, limit, lambda: indexed_documents(view.tree))
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ConfigDict, Field
@@ -27,6 +26,7 @@ from brain.cards import render_card
 from brain.chunks import plain
 from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
+from brain.packing import Cand, Packer, exchange_for, section_for, window
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
@@ -35,17 +35,11 @@ LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "p
                  "cards": "## Memory cards", "turns": "## Evidence turns"}
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
 EXCHANGES = True  # neighbouring turns share a header (tests switch it off to count single turns)
-LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 #: A trimmed index showing fewer page lines than this, and under half of them, is no map: its tokens go to evidence.
 MIN_INDEX_LINES = 3
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
-_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 _DATED_RE = re.compile(r"^\d{4}-\d{2}-\d{2}: ")
-#: A sentence that only reacts to the other speaker ("Thanks, Melanie!", "Wow, that looks great!").
-_REACTION_RE = re.compile(
-    r"\s*(?:wow|woah|whoa|thanks|thank you|thx|congrats|congratulations|aww+|omg|haha\w*|lol|yay|yeah|yep|yes|nice|"
-    r"cool|great|awesome|amazing|sounds|hey|hi|hello|glad|so glad|good luck|oh|sweet|lovely|ooh|totally|definitely|"
-    r"absolutely|i agree|agreed)\b", re.I)
+
 
 
 class ContextItem(Model):
@@ -93,27 +87,6 @@ class ContextOptions(Model):
     k: int = 60
 
 
-@dataclass
-class _Cand:
-    lane: str
-    ref: str
-    text: str
-    cites: list[str]
-    reason: str
-    score: float = 0.0
-    tokens: int = field(init=False)
-    admitted: bool = False
-    why_not: str = ""
-    blocker: "_Cand | None" = None  # the admitted item that made this one redundant (its ref may grow: an exchange)
-    shown: list[tuple[int, str]] = field(default_factory=list)  # a turn item's (turn number, "speaker: text")
-    title: str = ""  # a statement's "page › heading", and its lines (more than one when grouped)
-    lines: list[str] = field(default_factory=list)
-    date: str = ""
-
-    def __post_init__(self) -> None:
-        self.tokens = estimate_tokens(self.text)
-
-
 class ContextBuilder:
     """Builds packets for one Brain; keep it for many questions (`--questions`, the eval)."""
 
@@ -134,7 +107,7 @@ class ContextBuilder:
 
     def build(self, question: str, options: ContextOptions) -> ContextPacket:
         avail = max(0, options.budget - options.reserve)
-        state = _Packer(avail)
+        state = Packer(avail)
         self._standing(state, options)
         self._index(state, question, options)
         mode, notes = self._evidence(state, question, options)
@@ -147,7 +120,7 @@ class ContextBuilder:
                              mode=mode, notes=notes, items=items)
 
     # -- lanes 1 and 2 ----------------------------------------------------------------------
-    def _standing(self, state: "_Packer", options: ContextOptions) -> None:
+    def _standing(self, state: "Packer", options: ContextOptions) -> None:
         cap = int(state.avail * options.standing_share)
         guide = self.root / layout.GUIDE
         if guide.is_file():
@@ -156,14 +129,14 @@ class ContextBuilder:
             room = min(cap, state.left) - state.overhead("standing")
             if full > room and room >= 20:
                 text = truncate(text, room, f" …[truncated: guide has {full} tokens]")
-            state.offer(_Cand("standing", layout.GUIDE, text, [], "the owner's guide: standing instructions for every agent"), cap)
+            state.offer(Cand("standing", layout.GUIDE, text, [], "the owner's guide: standing instructions for every agent"), cap)
         rules = sorted(self.root.glob(f"{layout.RULES}/*.md"))
         for path in rules:
             text = _demote(path.read_text(encoding="utf-8", errors="replace").strip())
-            cand = _Cand("standing", f"{layout.RULES}/{path.name}", text, [], "a rule, applied literally; never shortened")
+            cand = Cand("standing", f"{layout.RULES}/{path.name}", text, [], "a rule, applied literally; never shortened")
             state.offer(cand, cap)
 
-    def _index(self, state: "_Packer", question: str, options: ContextOptions) -> None:
+    def _index(self, state: "Packer", question: str, options: ContextOptions) -> None:
         if any(layout.KNOWLEDGE_INDEX.startswith(p) for p in options.exclude):
             return
         path = self.root / layout.KNOWLEDGE_INDEX
@@ -181,7 +154,7 @@ class ContextBuilder:
         ranks = {slug: (0, first[slug]) if slug in first else (1, *key) for slug, key in self._page_ranks().items()}
         trimmed, omitted = trim_index(text, room, ranks) if estimate_tokens(text) > room else (text, [])
         shown = "" if not omitted else f", {len(omitted)} pages left out"
-        cand = _Cand("index", layout.KNOWLEDGE_INDEX, _demote(trimmed.strip()), [], f"map of the Brain, pages search found first{shown}")
+        cand = Cand("index", layout.KNOWLEDGE_INDEX, _demote(trimmed.strip()), [], f"map of the Brain, pages search found first{shown}")
         entries = sum(1 for line in text.splitlines() if re.match(r"^\s*[-*] \[\[", line))
         kept = entries - len(omitted)
         if not entries or kept < min(MIN_INDEX_LINES, (entries + 1) // 2):
@@ -199,7 +172,7 @@ class ContextBuilder:
         return self._ranks
 
     # -- lanes 3 to 5 -----------------------------------------------------------------------
-    def _evidence(self, state: "_Packer", question: str, options: ContextOptions) -> tuple[str, list[str]]:
+    def _evidence(self, state: "Packer", question: str, options: ContextOptions) -> tuple[str, list[str]]:
         """Lanes 3-5 from one joint ranking of statements, cards and turns (search decides, not the lane).
 
         An item is rejected when the turns it cites (at most 3) are all carried by items already admitted.
@@ -211,8 +184,8 @@ class ContextBuilder:
         evidence = state.left
         caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
         terms = _window_terms(question, self.searcher.index.speakers())
-        seen: dict[str, _Cand] = {}  # normalised text → the admitted item that says it
-        covered: dict[str, _Cand] = {}  # turn → the admitted item that carries it
+        seen: dict[str, Cand] = {}  # normalised text → the admitted item that says it
+        covered: dict[str, Cand] = {}  # turn → the admitted item that carries it
         for rank, hit in enumerate(result.hits, 1):
             lane = _LANE_OF[hit.kind]
             cap = int(evidence * caps[lane])
@@ -231,10 +204,10 @@ class ContextBuilder:
             elif narrow and all(c in covered for c in hit.cites):
                 cand.why_not, cand.blocker = "its evidence is already in the packet ({ref})", covered[hit.cites[0]]
                 state.cands.append(cand)
-            elif lane == "turns" and EXCHANGES and (group := _exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
+            elif lane == "turns" and EXCHANGES and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
                 covered.setdefault(hit.ref, group)
-            elif lane == "pages" and (group := _section_for(cand, state)) is not None and state.join(group, cand, cap):
+            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):
                 seen[key] = group
                 for c in hit.cites:
                     covered.setdefault(c, group)
@@ -245,12 +218,12 @@ class ContextBuilder:
                         covered.setdefault(c, cand)
         return result.mode, list(result.notes)
 
-    def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> _Cand:
+    def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> Cand:
         cites = _cite_note(hit.cites, dates)
         if lane == "cards":
             statement = _CITE_MARK_RE.sub("", plain(hit.text)).strip()
             cites = _without_date(cites, str(hit.meta.get("observed") or "")[:10])  # the card says when it was seen
-            text, cut = render_card(hit.meta, hit.confidence, statement, cites, hit.brief(), now, max_tokens)
+            text, cut = render_card(hit, statement, cites, now, max_tokens)
             if cut:
                 reason += "; statement shortened"
         else:
@@ -258,93 +231,25 @@ class ContextBuilder:
             if _DATED_RE.match(body):
                 cites = _without_date(cites, body[:10])  # the line says its date already
             text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
-        cand = _Cand(lane, hit.ref, text, list(hit.cites), reason)
+        cand = Cand(lane, hit.ref, text, list(hit.cites), reason)
         cand.score = hit.score
         if lane == "pages":
             cand.title, cand.lines = hit.title, [text[len(hit.title) + 2 :]]
         return cand
 
-    def _turn(self, hit: SearchHit, reason: str, terms: dict[str, float], max_tokens: int, state: "_Packer") -> _Cand:
+    def _turn(self, hit: SearchHit, reason: str, terms: dict[str, float], max_tokens: int, state: "Packer") -> Cand:
         who = hit.meta.get("speaker") or "?"
         ref = hit.ref.removeprefix("session:")
         head = f"[{hit.date or 'undated'} · {ref}] {who}: "
         room = min(max_tokens, max(state.left - state.overhead("turns"), 0)) - estimate_tokens(head)
         body = hit.text
         if estimate_tokens(body) > room and room >= 12:
-            body = _window(body, terms, room)
+            body = window(body, terms, room)
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
-        cand = _Cand("turns", hit.ref, head + body, [hit.ref], reason)
+        cand = Cand("turns", hit.ref, head + body, [hit.ref], reason)
         cand.score = hit.score
         cand.shown, cand.date = [(_turn_number(hit.ref), f"{who}: {body}")], hit.date or "undated"
         return cand
-
-
-class _Packer:
-    """Admission bookkeeping: the tokens left, per-lane use, and every candidate in order."""
-
-    def __init__(self, avail: int) -> None:
-        self.avail = avail
-        self.left = avail
-        self.cands: list[_Cand] = []
-        self._lane_used: dict[str, int] = {}
-
-    def overhead(self, lane: str) -> int:
-        return 0 if lane in self._lane_used else LANE_OVERHEAD
-
-    def used_in(self, lane: str) -> int:
-        return self._lane_used.get(lane, 0)
-
-    def _take(self, lane: str, need: int, lane_cap: int | None) -> str:
-        """Charge `need` tokens to `lane` when they fit what is left and the lane's cap; else why not."""
-        lane_room = None if lane_cap is None else lane_cap - self.used_in(lane)
-        if need > self.left:
-            return f"needs {need} tokens, {self.left} left in the budget"
-        if lane_room is not None and need > lane_room:
-            return f"needs {need} tokens, {max(lane_room, 0)} left in the {lane} lane's share"
-        self.left -= need
-        self._lane_used[lane] = self.used_in(lane) + need
-        return ""
-
-    def offer(self, cand: _Cand, lane_cap: int | None) -> bool:
-        """Admit `cand` when it fits what is left (and its lane's cap); else record why not."""
-        if cand not in self.cands:
-            self.cands.append(cand)
-        cand.why_not = self._take(cand.lane, cand.tokens + self.overhead(cand.lane), lane_cap)
-        cand.admitted = not cand.why_not
-        return cand.admitted
-
-    def _grow(self, group: _Cand, text: str, lane_cap: int | None) -> bool:
-        """Replace the admitted `group`'s text by the longer `text` when the difference fits."""
-        if self._take(group.lane, estimate_tokens(text) - group.tokens, lane_cap):
-            return False
-        group.text, group.tokens = text, estimate_tokens(text)
-        return True
-
-    def join(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
-        """Add the statement `cand` to the admitted statement `group` of the same page section when the
-        longer item fits: the "page › heading" title is printed once."""
-        lines = group.lines + cand.lines
-        if not self._grow(group, f"{group.title}: " + " · ".join(lines), lane_cap):
-            return False
-        group.lines = lines
-        group.ref += "," + cand.ref.partition("#")[2]
-        group.cites = group.cites + [c for c in cand.cites if c not in group.cites]
-        group.reason += f"; with {cand.ref.partition('#')[2]}: {cand.reason}"
-        return True
-
-    def merge(self, group: _Cand, cand: _Cand, lane_cap: int | None) -> bool:
-        """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
-        longer item fits: one header for both. `cand` is then not an item of its own."""
-        shown = sorted(group.shown + cand.shown)
-        sid = group.cites[0].removeprefix("session:").rpartition("#t")[0]
-        first, last = shown[0][0], shown[-1][0]
-        if not self._grow(group, f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown), lane_cap):
-            return False
-        group.shown = shown
-        group.ref = f"session:{sid}#t{first}-t{last}"
-        group.cites = [f"session:{sid}#t{n}" for n, _ in shown]
-        group.reason += f"; with t{cand.shown[0][0]}: {cand.reason}"
-        return True
 
 
 def read_questions(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
@@ -416,45 +321,6 @@ def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
     return weights
 
 
-def _window(text: str, terms: dict[str, float], tokens: int) -> str:
-    """The run of sentences that fits `tokens` with the most weight of `terms` in it, with `…` where it was cut.
-
-    When no sentence fits whole, the best sentence is cut at a word boundary.
-    """
-    sentences = _SENTENCE_RE.split(text)
-    marker = " …"
-    room = tokens - estimate_tokens(marker + marker)
-
-    def score(sentence: str) -> float:
-        low = sentence.lower()
-        return sum(w for t, w in terms.items() if t[:5] in low)
-
-    scores = [score(x) for x in sentences]
-    best, best_score = (0, 0), -1
-    # With no query word anywhere (a reply raised by its neighbour), what the turn says comes
-    # after its opening reaction: "Thanks, Melanie! I painted it after …".
-    first = 0
-    if not any(scores):
-        while first < len(sentences) - 1 and (_REACTION_RE.match(sentences[first]) or len(sentences[first].split()) <= 3):
-            first += 1
-    for start in range(first, len(sentences)):
-        size, total, end = 0, 0, start
-        while end < len(sentences) and size + estimate_tokens(sentences[end]) + 1 <= room:
-            size += estimate_tokens(sentences[end]) + 1
-            total += scores[end]
-            end += 1
-        if end > start and total > best_score:
-            best, best_score = (start, end), total
-    start, end = best
-    if end <= start:  # not one sentence fits: the best one, cut
-        start = max(range(len(sentences)), key=lambda i: (scores[i], -i)) if any(scores) else first
-        end = start + 1
-        body = truncate(sentences[start], room + estimate_tokens(marker), marker)
-        return ("… " if start else "") + body
-    body = " ".join(sentences[start:end])
-    return ("… " if start else "") + body + (marker if end < len(sentences) else "")
-
-
 def _without_date(cites: str, date: str) -> str:
     """`(s1#t3 2023-05-08)` → `(s1#t3)` when the item already shows that date."""
     return cites[: -len(date) - 2] + ")" if date and cites.endswith(f" {date})") else cites
@@ -462,31 +328,6 @@ def _without_date(cites: str, date: str) -> str:
 
 def _turn_number(ref: str) -> int:
     return int(ref.rpartition("#t")[2])
-
-
-def _exchange_for(cand: _Cand, state: _Packer) -> _Cand | None:
-    """The admitted turn item of the same session whose turns are next to `cand`'s, while it shows
-    fewer than 3 (an exchange cites at most 3 turns, so each stays checkable evidence)."""
-    n = cand.shown[0][0]
-    sid = cand.cites[0].rpartition("#t")[0]
-    for other in state.cands:
-        if (other.admitted and other.lane == "turns" and other.shown and len(other.shown) < 3
-                and other.cites[0].rpartition("#t")[0] == sid
-                and (n == other.shown[0][0] - 1 or n == other.shown[-1][0] + 1)):
-            return other
-    return None
-
-
-def _section_for(cand: _Cand, state: _Packer) -> _Cand | None:
-    """The admitted statement of the same page section that `cand` can join: together they cite at
-    most 3 turns (so each stays checkable evidence)."""
-    if not cand.lines or not cand.cites:
-        return None
-    for other in state.cands:
-        if (other.admitted and other.lines and other.title == cand.title
-                and len(set(other.cites) | set(cand.cites)) <= 3):
-            return other
-    return None
 
 
 def _as_hit(chunk, score: float) -> SearchHit:

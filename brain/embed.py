@@ -63,7 +63,7 @@ class WordLlamaEmbedder:
         blocked = "wordllama" in sys.modules and sys.modules["wordllama"] is None  # tests block it this way
         spec = None if blocked else find_spec("wordllama")
         try:
-            import numpy as np
+            import numpy  # noqa: F401  (the inference needs it; fail here, clearly)
             from safetensors import safe_open
             from tokenizers import Tokenizer
         except ImportError as exc:

@@ -25,6 +25,7 @@ from brain import layout
 from brain.chunks import DocInfo
 from brain.model import Model, empty_list
 from brain.render import render_knowledge_index
+from brain.tree import DirTree
 from brain.view import BrainView
 
 TOKEN_CHARS = 3.5
@@ -69,6 +70,17 @@ def index_for_agent(view: BrainView, budget: int, documents: "Callable[[], dict[
         return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, generated=generated)
     trimmed, omitted = trim_index(text, budget, page_ranks(documents()))
     return IndexResult(text=trimmed, tokens=estimate_tokens(trimmed), budget=budget, total=total, omitted=omitted, generated=generated)
+
+
+def indexed_documents(tree: DirTree) -> dict[str, DocInfo]:
+    """What the search index, brought up to date (no vectors), keeps of each document."""
+    from brain.search_index import SearchIndex
+
+    index = SearchIndex.open(tree.root, tree=tree)
+    try:
+        return index.documents()
+    finally:
+        index.close()
 
 
 def page_ranks(documents: dict[str, DocInfo]) -> dict[str, tuple]:

@@ -162,9 +162,9 @@ def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | 
     return scores
 
 
-def adjust(score: float, kind: str, confidence: float | None, until: str | None, recency: float, role: str | None = None,
-           named: bool = False, other: bool = False) -> float:
-    """The fused score scaled by a card's confidence and superseded state, by who spoke a turn, and by recency (0..1).
+def adjust(score: float, chunk: Light, recency: float, role: str | None = None, named: bool = False, other: bool = False) -> float:
+    """The fused score scaled by a card's confidence and superseded state, by who spoke a turn (`role`:
+    the chunk's, or None when who spoke does not matter), and by recency (0..1).
 
     `named`: the turn's speaker is named in the query ("What did Melanie paint?": Melanie's own words first).
     `other`: a note or page about another of the Brain's people than the ones the query names
@@ -176,9 +176,9 @@ def adjust(score: float, kind: str, confidence: float | None, until: str | None,
         score *= SPEAKER_FACTOR
     if other:
         score *= OTHER_PERSON
-    if kind == "note":
-        score *= 0.6 + 0.4 * (confidence if confidence is not None else 0.5)
-        if until:
+    if chunk.kind == "note":
+        score *= 0.6 + 0.4 * (chunk.confidence if chunk.confidence is not None else 0.5)
+        if chunk.until:
             score *= SUPERSEDED_FACTOR
     return score * (1.0 + RECENCY_WEIGHT * recency)
 
@@ -256,8 +256,7 @@ class Searcher:
             about = _about(c)
             named = c.kind == "turn" and about in asked_of
             other = c.kind != "turn" and bool(asked_of) and about in speakers and about not in asked_of
-            score = adjust(base, c.kind, c.confidence, c.until, recency, None if recall_reply and c.role == "assistant" else c.role,
-                           named, other)
+            score = adjust(base, c, recency, None if recall_reply and c.role == "assistant" else c.role, named, other)
             if cid in texts and not _matched(content, texts[cid]):
                 score *= NAME_ONLY  # it matched the query's people and none of what is asked about them
             scored.append((score, cid))

@@ -24,7 +24,7 @@ from brain import layout
 from brain.chunks import Chunk, DocInfo, indexable, read_document
 from brain.model import Model
 from brain.tree import DirTree
-from brain.vectors import Matrix, load_matrix
+from brain.vectors import Matrix, embed_missing, load_matrix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 INDEX_FILE = f"{layout.CACHE}/search.sqlite3"
 VECTORS_DIR = f"{layout.CACHE}/search-vectors"  # the vector matrix as .npy files, for one-shot calls (see matrix())
 SCHEMA_VERSION = "7"
-EMBED_BATCH = 512
 CONTEXT_WEIGHT = 0.4  # bm25 weight of a turn's context column: the turn it answers (see _insert_chunks)
 _SCHEMA = """
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
@@ -293,6 +292,7 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
 def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", rebuilt: str | None, tree: DirTree) -> IndexStats:
     """Bring the index in step with the files, in one transaction: a file whose size and mtime are
     those it was indexed at is skipped; another is read, and re-chunked when its content changed."""
+    generation = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
     stats = tree.stats()
     links = set(tree.symlinks())  # not followed: a link may point out of the Brain
     files = [rel for rel in tree.files() if rel in stats and rel not in links and indexable(rel)]
@@ -321,7 +321,9 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             conn.execute("DELETE FROM files WHERE path = ?", (rel,))
             _delete_chunks(conn, rel)
         if embedder is not None:
-            embedded = _embed_missing(conn, embedder, added)
+            before = _meta_json(conn, "counts")  # the counts of the generation this update started from
+            complete = before.get("generation") == generation and before.get("vectors") == before.get("chunks")
+            embedded = embed_missing(conn, embedder, added, complete)
         if changed or removed or embedded:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         counts = _counts(conn)
@@ -377,40 +379,3 @@ def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
         "context) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         rows,
     )
-
-
-def _embed_missing(conn: sqlite3.Connection, embedder: "Embedder", added: list[str] | None = None) -> int:
-    """Vectors for chunks that have none for this embedder (all of them when the embedder changed).
-
-    `added`: the files whose chunks this update inserted. When the counts kept for the generation
-    before it say every chunk had its vector then, only those files' chunks are looked at, not
-    all 200,000 (the join cost 0.1-0.2 s per call)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-    if row is None or row[0] != embedder.name:
-        conn.execute("DELETE FROM vectors")
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", (embedder.name,))
-    elif added is not None:
-        gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
-        counts = _meta_json(conn, "counts")
-        if counts.get("generation") == gen and counts.get("vectors") == counts.get("chunks"):
-            todo = []
-            for i in range(0, len(added), 500):
-                part = added[i : i + 500]
-                todo += conn.execute(
-                    "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL "
-                    f"AND c.path IN ({','.join('?' * len(part))})", part).fetchall()
-            return _embed(conn, embedder, sorted(todo))
-    todo = conn.execute(
-        "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL ORDER BY c.id"
-    ).fetchall()
-    return _embed(conn, embedder, todo)
-
-
-def _embed(conn: sqlite3.Connection, embedder: "Embedder", todo: list) -> int:
-    """Embed the chunks (id, title, body, kind) in batches, in the order given, into the vectors table."""
-    for i in range(0, len(todo), EMBED_BATCH):
-        part = todo[i : i + EMBED_BATCH]
-        texts = [body if kind == "turn" else f"{title}: {body}" for _, title, body, kind in part]
-        vecs = embedder.embed(texts)
-        conn.executemany("INSERT INTO vectors VALUES (?, ?)", [(cid, vecs[j].astype("float32").tobytes()) for j, (cid, *_) in enumerate(part)])
-    return len(todo)

@@ -12,7 +12,6 @@ import re
 
 from brain import layout
 from brain.page import render_page
-from brain.tree import text_if_exists
 from brain.page import parse_page
 from brain.errors import PageError
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest

@@ -86,12 +86,11 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     """Compile new and grown sessions into the Brain as one git commit."""
     from dream.backends import get_backend
     from dream.run import run
-    from dream.settings import load_settings
+    from dream.settings import RunFlags, load_settings
 
-    settings = load_settings(
-        _brain_root(brain), backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run,
-        model=model, max_tokens=max_tokens, max_cost=max_cost, record=record,
-    )
+    flags = RunFlags(backend=backend, now=now, run_id=run_id, max_sessions=max_sessions, dry_run=dry_run, model=model,
+                     max_tokens=max_tokens, max_cost=max_cost, record=record)
+    settings = load_settings(_brain_root(brain), flags)
     if settings.backend != "offline" and settings.backend_reason.startswith("default"):
         # Nobody chose a paying backend: say so, once per run (set [dream] backend to silence it).
         click.echo(f"dream: using backend {settings.backend} ({settings.backend_reason}; choose with --backend or [dream] backend)", err=True)
@@ -195,21 +194,21 @@ def eval_(benchmark: str, file: Path, budgets: str, backend: str, model: str | N
     runs on stderr.
     """
     from dream.backends.errors import NeedsKeyError
-    from dream.eval.harness import render_markdown, run_eval, steps
+    from dream.eval.harness import EvalOptions, render_markdown, run_eval, steps
     from dream.settings import LLMOptions
 
     sizes = _budgets(budgets, "--budgets")
     answered = _budgets(answer_budgets, "--answer-budgets") if answer_budgets else sizes
     if set(answered) - set(sizes):
         raise click.BadParameter(f"{answer_budgets} must be among --budgets {budgets}", param_hint="--answer-budgets")
-    options = LLMOptions(model=answer_model, base_url=answer_base_url)
+    answer_options = LLMOptions(model=answer_model, base_url=answer_base_url)
     total = steps(benchmark, file, limit, len(answered) if answer else 0)
     try:
         with click.progressbar(length=total, label=f"eval {benchmark}", file=sys.stderr) as bar:
-            report = run_eval(benchmark, file, budgets=sizes, backend=backend, embedder=embedder or "auto", workdir=workdir,
-                              reuse=reuse, limit=limit, progress=lambda n, _label: bar.update(n),
-                              answer=answer, answer_options=options, answer_budgets=answered,
-                              backend_options=LLMOptions(model=model, base_url=base_url))
+            options = EvalOptions(budgets=sizes, backend=backend, backend_options=LLMOptions(model=model, base_url=base_url),
+                                  embedder=embedder or "auto", workdir=workdir, reuse=reuse, limit=limit, answer=answer,
+                                  answer_options=answer_options, answer_budgets=answered)
+            report = run_eval(benchmark, file, options, progress=lambda n, _label: bar.update(n))
     except NeedsKeyError as exc:
         raise _Failed(f"{exc} (set {exc.env}, or use the offline backend)") from None
     table = render_markdown(report)

@@ -12,7 +12,7 @@ from brain.scaffold import init_brain
 from dream.backends import get_backend
 from dream.report import RunReport
 from dream.run import run
-from dream.settings import load_settings
+from dream.settings import RunFlags, load_settings
 
 #: What the demo copies from the persona: the owner's inputs, never the hand-compiled wiki.
 INPUTS = (layout.CONFIG, layout.GUIDE, layout.RULES, layout.SESSIONS_RAW, layout.SOURCES, layout.INSTRUCTIONS, layout.FORGET)
@@ -44,5 +44,5 @@ def make_demo(dest: Path, now: str) -> RunReport:
         raise BrainError(f"{dest} is not empty", "choose a new folder for the demo")
     copy_inputs(persona_dir(), dest)
     BrainRepo(dest).commit_all("Add Nadia's sessions, sources and instructions")
-    settings = load_settings(dest, backend="offline", now=now)
+    settings = load_settings(dest, RunFlags(backend="offline", now=now))
     return run(settings, get_backend("offline"))

@@ -108,19 +108,25 @@ def _table(cfg: dict, cls: type[BaseModel], where: str, **flags) -> BaseModel:
         raise BrainError(f"{CONFIG}: {where}.{key}: {first['msg']}", "fix the value in brain.toml") from None
 
 
-def load_settings(
-    root: Path,
-    backend: str | None = None,
-    now: str | None = None,
-    run_id: str | None = None,
-    max_sessions: int | None = None,
-    dry_run: bool = False,
-    model: str | None = None,
-    max_tokens: int | None = None,
-    max_cost: float | None = None,
-    record: bool = False,
-) -> DreamSettings:
+class RunFlags(Model):
+    """What the command line says of a run; None: not said (brain.toml or the default decides)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: str | None = None
+    now: str | None = None
+    run_id: str | None = None
+    max_sessions: int | None = None
+    dry_run: bool = False
+    model: str | None = None
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    record: bool = False
+
+
+def load_settings(root: Path, flags: RunFlags | None = None) -> DreamSettings:
     """Settings from flags, then brain.toml's [dream] table, then defaults (flags never default to values)."""
+    f = flags or RunFlags()
+    backend, now, model, max_sessions, max_tokens, max_cost = f.backend, f.now, f.model, f.max_sessions, f.max_tokens, f.max_cost
     config = read_brain_toml(root)
     dream_cfg = config.get("dream", {}) if isinstance(config.get("dream"), dict) else {}
     if any("key" in k.lower() or "token" == k.lower() for k in dream_cfg):
@@ -134,13 +140,13 @@ def load_settings(
         backend=chosen,
         backend_reason=why,
         now=parse_now(now),
-        run_id=run_id,
+        run_id=f.run_id,
         max_sessions=max_sessions if max_sessions is not None else dream_cfg.get("max_sessions"),
-        dry_run=dry_run,
+        dry_run=f.dry_run,
         owner=owner,
         llm=_table(dream_cfg, LLMOptions, "[dream]", model=model),
         verifier=_table(verifier_cfg, VerifierPolicy, "[dream.verifier]"),
         max_tokens=max_tokens if max_tokens is not None else dream_cfg.get("max_tokens"),
         max_cost=max_cost if max_cost is not None else dream_cfg.get("max_cost"),
-        record=record,
+        record=f.record,
     )

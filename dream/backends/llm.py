@@ -200,8 +200,6 @@ class LLMBackend(ModelBackend):
         self._indexed: frozenset[str] = frozenset()
         self._instructions = Instructions()
 
-    # --- run setup ---------------------------------------------------------------------------
-
     def open_run(self, ctx: RunContext) -> None:
         self._usage = Usage(cost_usd=0.0 if self.price else None)
         self._log = CallLog(ctx.run_dir)
@@ -337,7 +335,7 @@ class LLMBackend(ModelBackend):
             try:
                 completion = self._complete(prompt)
             except BackendError as exc:
-                self._note(prompt.task, unit, key, attempt, retry, started, None, exc)
+                self._note((prompt.task, unit, key), (attempt, retry), started, exc)
                 wait = self._retry_wait(exc, retry)
                 if wait is None:
                     if self._recorder is not None:
@@ -346,7 +344,7 @@ class LLMBackend(ModelBackend):
                 self._sleep(wait)
                 retry += 1
                 continue
-            self._note(prompt.task, unit, key, attempt, retry, started, completion.usage, None)
+            self._note((prompt.task, unit, key), (attempt, retry), started, completion)
             if self._recorder is not None:
                 self._recorder.add(prompt, key, unit, completion=completion)
             return completion
@@ -364,7 +362,10 @@ class LLMBackend(ModelBackend):
             return min(2.0**retry, self.max_wait)
         return None
 
-    def _note(self, task, unit, key, attempt, retry, started, usage: CallUsage | None, error: BaseException | None) -> None:
+    def _note(self, call: tuple[str, str, str], tries: tuple[int, int], started: float, outcome: Completion | BaseException) -> None:
+        """One request into the usage and the call log: `call` (task, unit, prompt key), `tries` (attempt, retry)."""
+        usage = outcome.usage if isinstance(outcome, Completion) else None
+        error = outcome if isinstance(outcome, BaseException) else None
         call_cost = cost(self.price, usage) if usage is not None else (0.0 if self.price else None)
         if usage is not None:
             self._usage = add_usage(self._usage, usage, call_cost)
@@ -372,8 +373,8 @@ class LLMBackend(ModelBackend):
             return
         self._log.append(
             CallRecord(
-                seq=self._log.next_seq(), task=task, unit=unit, backend=self.name, model=self.model or "",
-                input_hash=key, attempt=attempt, retry=retry, usage=usage or CallUsage(), cost_usd=call_cost,
+                seq=self._log.next_seq(), task=call[0], unit=call[1], backend=self.name, model=self.model or "",
+                input_hash=call[2], attempt=tries[0], retry=tries[1], usage=usage or CallUsage(), cost_usd=call_cost,
                 duration_ms=int((time.monotonic() - started) * 1000),
                 error=f"{type(error).__name__}: {error}" if error is not None else None,
                 replayed=not self.needs_network,
@@ -383,9 +384,6 @@ class LLMBackend(ModelBackend):
     @abstractmethod
     def _complete(self, prompt: Prompt) -> Completion:
         """Send one request and return the answer; map every transport failure to a BackendError."""
-
-
-# --- helpers -------------------------------------------------------------------------------------------
 
 
 def _shown(session, first_turn: int):

@@ -9,6 +9,8 @@ every packet of a question with a gold answer is also answered and judged (`drea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import json
 import tempfile
 import time
@@ -88,20 +90,34 @@ class EvalReport(Model):
         return next((s for s in self.scores if (s.system, s.budget, s.category) == (system, budget, category)), None)
 
 
-def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: str = "offline", embedder: str = "auto",
-             workdir: Path | None = None, reuse: bool = False, limit: int | None = None,
-             progress: Progress | None = None, answer: str | None = None, answer_options=None,
-             answer_budgets: tuple[int, ...] | None = None, backend_options=None) -> EvalReport:
-    """Evaluate packets on a LoCoMo or LongMemEval file.
+@dataclass(frozen=True)
+class EvalOptions:
+    """How `run_eval` measures. `workdir` keeps the compiled Brains (one folder per conversation);
+    with `reuse`, a Brain already compiled there is measured as it is instead of being compiled
+    again. `backend_options` (a dream.settings.LLMOptions: model, base_url) configure the compiling
+    backend. With `answer` (a backend name; `answer_options` a dream.settings.LLMOptions), every
+    system's packet at `answer_budgets` (default: all budgets) is answered and judged for each
+    question that has a gold answer."""
 
-    `workdir` keeps the compiled Brains (one folder per conversation); with `reuse`, a Brain already
-    compiled there is measured as it is instead of being compiled again. `backend_options` (a
-    dream.settings.LLMOptions: model, base_url) configure the compiling backend. With `answer` (a backend
-    name; `answer_options` a dream.settings.LLMOptions), every system's packet at `answer_budgets`
-    (default: all budgets) is answered and judged for each question that has a gold answer.
-    """
+    budgets: tuple[int, ...] = BUDGETS
+    backend: str = "offline"
+    backend_options: object = None
+    embedder: str = "auto"
+    workdir: Path | None = None
+    reuse: bool = False
+    limit: int | None = None
+    answer: str | None = None
+    answer_options: object = None
+    answer_budgets: tuple[int, ...] | None = None
+
+
+def run_eval(fmt: str, path: Path, options: EvalOptions | None = None, progress: Progress | None = None) -> EvalReport:
+    """Evaluate packets on a LoCoMo or LongMemEval file."""
     from dream.backends import get_backend
 
+    o = options or EvalOptions()
+    budgets, backend, workdir, reuse, limit = o.budgets, o.backend, o.workdir, o.reuse, o.limit
+    answer, answer_options, answer_budgets, backend_options = o.answer, o.answer_options, o.answer_budgets, o.backend_options
     data = load_dataset(fmt, path)
     cases = data.cases[:limit] if limit else data.cases
     wanted = list(dict.fromkeys(c.brain for c in cases))
@@ -130,7 +146,7 @@ def run_eval(fmt: str, path: Path, budgets: tuple[int, ...] = BUDGETS, backend: 
             if progress:
                 progress(1, f"compiled {key}")
             t0 = time.perf_counter()
-            results += _score_brain(root, [c for c in cases if c.brain == key], budgets, embedder, report, progress, answerer)
+            results += _score_brain(root, [c for c in cases if c.brain == key], o, report, progress, answerer)
             report.packet_seconds += time.perf_counter() - t0
     report.brains, report.questions = len(wanted), len(cases)
     report.scores = _aggregate(results, budgets, data.headline)
@@ -157,7 +173,7 @@ def _compile(data: Dataset, key: str, root: Path, backend: str, now, options=Non
     from dream.backends import get_backend
     from dream.importers import import_path
     from dream.run import run
-    from dream.settings import load_settings
+    from dream.settings import RunFlags, load_settings
 
     init_brain(root)
     if data.owner:
@@ -166,14 +182,15 @@ def _compile(data: Dataset, key: str, root: Path, backend: str, now, options=Non
     source.write_text(json.dumps(data.brains[key]), encoding="utf-8")
     import_path(data.name, source, root)
     source.unlink()
-    run(load_settings(root, backend=backend, now=f"{now.isoformat()}T23:59:00Z"), get_backend(backend, options))
+    run(load_settings(root, RunFlags(backend=backend, now=f"{now.isoformat()}T23:59:00Z")), get_backend(backend, options))
 
 
-def _score_brain(root: Path, cases: list[EvalCase], budgets: tuple[int, ...], embedder: str, report: EvalReport,
+def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report: EvalReport,
                  progress: Progress | None, answerer: Answerer | None) -> list[dict]:
     from brain.context import ContextBuilder, ContextOptions, render_packet
     from brain.search import Searcher
 
+    budgets, embedder = options.budgets, options.embedder
     searcher = Searcher.open(root, embedder=embedder)
     builder = ContextBuilder(root, searcher)
     bm25 = TurnBM25(root)

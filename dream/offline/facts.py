@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Callable
 
 from brain.sessions import Session, Turn
@@ -251,6 +252,18 @@ def is_subject_slot(slot: str | None) -> bool:
     return bool(slot) and slot.startswith(_SUBJECT_SLOTS)
 
 
+@dataclass
+class _Speaker:
+    """What one speaker's sentences are read against (extract)."""
+
+    scan: _SessionScan
+    who: str
+    names: frozenset[str]  # content words of the names of the speaker and the listeners
+    listeners: tuple[str, ...]
+    topic: str | None  # the session's primary topic
+    skip: SkipFn | None
+
+
 def extract(
     session: Session,
     owner: str | None,
@@ -264,7 +277,6 @@ def extract(
     speakers = {speaker_name(t, owner) for t in session.turns} - {None}
     topic = scan.primary_topic(exclude=set(speakers))
     listeners = listeners_of(session, owner)
-    names = {who: frozenset(content_words(" ".join((who, *others)))) for who, others in listeners.items()}
     facts: list[Fact] = []
     used: set[str] = set()
     for turn in session.turns:
@@ -277,50 +289,14 @@ def extract(
             facts.append(Fact(kind="event", subject=who, statement=f"{who} shared a photo of {caption[0].lower()}{caption[1:]}",
                               first_turn=turn.n, last_turn=turn.n, observed=observed, confidence=0.6))
             used.add(who)
+        speaker = _Speaker(scan, who, frozenset(content_words(" ".join((who, *listeners[who])))), listeners[who], topic, skip)
         for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
             mentions = scan.mentions[(turn.n, i)]
-            if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
-                continue
-            if skippable(sentence) or small_talk(sentence, listeners[who]) or (skip is not None and skip(sentence)):
-                continue
-            first_person = bool(_FIRST_PERSON_RE.search(sentence))
-            dated = resolve_date(sentence, observed)
-            located = bool(_LOCATION_RE.search(sentence))
-            kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
-            if kind is None or len(substance(sentence, names[who])) < (2 if kind == "preference" else 3):
-                continue
-            slot, value, replaces = _slot(sentence, kind, mentions)
-            lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)
-            defined = _DEFINITION_RE.match(sentence)
-            if first_person:
-                subject, statement = who, third_person(sentence, who)
-            elif lead:
-                subject, statement = lead, sentence
-            elif defined and defined.group(1) in scan.concepts:
-                subject, statement = defined.group(1), sentence
-            elif located or dated or any(scan.type_of(m.name) for m in mentions):
-                subject, statement = (topic or who), sentence
-            else:
-                continue  # no named subject, nothing dated or placed: small talk, not a fact
-            used.add(subject)
-            used.update(m.name for m in mentions if scan.type_of(m.name))
-            facts.append(
-                Fact(
-                    kind=kind,
-                    subject=subject,
-                    statement=clean_statement(statement),
-                    first_turn=turn.n,
-                    last_turn=turn.n,
-                    observed=observed,
-                    event_date=dated[0] if dated else None,
-                    confidence=confidence,
-                    slot=slot,
-                    value=value,
-                    replaces=replaces,
-                    mentions=sorted({m.name for m in mentions if m.name != subject and scan.type_of(m.name)}
-                                    | {a.capitalize() for a in scan.activities if re.search(rf"\b{a}\b", sentence)}),
-                )
-            )
+            fact = _sentence_fact(speaker, sentence, mentions, turn.n, observed)
+            if fact is not None:
+                used.add(fact.subject)
+                used.update(m.name for m in mentions if scan.type_of(m.name))
+                facts.append(fact)
     entities = [
         Entity(name=name, type=scan.type_of(name), aliases=sorted(scan.aliases.get(name, ())))
         for name in sorted(used)
@@ -328,3 +304,38 @@ def extract(
     ]
     entities += [Entity(name=a.capitalize(), type="concept", description="activity") for a in sorted(scan.activities)]
     return facts, entities
+
+
+def _sentence_fact(speaker: _Speaker, sentence: str, mentions: list[Mention], turn_n: int, observed) -> Fact | None:
+    """The fact one sentence states, or None (a question, small talk, nothing named, dated or placed)."""
+    scan, who = speaker.scan, speaker.who
+    if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
+        return None
+    if skippable(sentence) or small_talk(sentence, speaker.listeners) or (speaker.skip is not None and speaker.skip(sentence)):
+        return None
+    first_person = bool(_FIRST_PERSON_RE.search(sentence))
+    dated = resolve_date(sentence, observed)
+    located = bool(_LOCATION_RE.search(sentence))
+    kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
+    if kind is None or len(substance(sentence, speaker.names)) < (2 if kind == "preference" else 3):
+        return None
+    slot, value, replaces = _slot(sentence, kind, mentions)
+    lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)
+    defined = _DEFINITION_RE.match(sentence)
+    if first_person:
+        subject, statement = who, third_person(sentence, who)
+    elif lead:
+        subject, statement = lead, sentence
+    elif defined and defined.group(1) in scan.concepts:
+        subject, statement = defined.group(1), sentence
+    elif located or dated or any(scan.type_of(m.name) for m in mentions):
+        subject, statement = (speaker.topic or who), sentence
+    else:
+        return None  # no named subject, nothing dated or placed: small talk, not a fact
+    return Fact(
+        kind=kind, subject=subject, statement=clean_statement(statement), first_turn=turn_n, last_turn=turn_n,
+        observed=observed, event_date=dated[0] if dated else None, confidence=confidence, slot=slot, value=value,
+        replaces=replaces,
+        mentions=sorted({m.name for m in mentions if m.name != subject and scan.type_of(m.name)}
+                        | {a.capitalize() for a in scan.activities if re.search(rf"\b{a}\b", sentence)}),
+    )

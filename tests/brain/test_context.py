@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from brain.cards import freshness, render_card
-from brain.context import LANE_OVERHEAD, LANES, ContextBuilder, ContextItem, ContextOptions, ContextPacket, render_packet
-from brain.search import Searcher
+from brain.context import LANES, ContextBuilder, ContextItem, ContextOptions, ContextPacket, render_packet
+from brain.packing import LANE_OVERHEAD
+from brain.search import SearchHit, Searcher
 from brain.tokens import estimate_tokens
 from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain
 
@@ -95,7 +96,9 @@ def test_memory_cards_show_type_scope_freshness_stale_confidence_and_why(brain):
 
 def test_a_long_card_is_shortened_with_a_marker():
     meta = {"kind": "event", "topic": "ana-lima", "observed": "2024-05-30", "event_date": "2024-05-28"}
-    line, cut = render_card(meta, 0.75, "Ana ran the Lisbon half marathon " * 10, "(s#t1)", "dense #1", NOW, 50)
+    hit = SearchHit(ref="notes/ana-lima/run.md", kind="note", path="notes/ana-lima/run.md", title="run", text="",
+                    cites=[], date=None, confidence=0.75, meta=meta, score=1.0, dense_rank=1)
+    line, cut = render_card(hit, "Ana ran the Lisbon half marathon " * 10, "(s#t1)", NOW, 50)
     assert cut and "…[truncated]" in line and estimate_tokens(line) <= 50
     assert line.startswith("[card event · ana-lima · seen 2024-05-30, 2d old · event 2024-05-28 · 75%] Ana ran")
 
@@ -278,7 +281,7 @@ def test_statements_of_one_page_section_share_its_title_up_to_three_cited_turns(
     ],
 )
 def test_a_long_turn_is_cut_to_the_passage_that_says_something(text: str, terms: list[str], expected: str) -> None:
-    from brain.context import _window
+    from brain.packing import window as _window
 
     assert _window(text, dict.fromkeys(terms, 1.0), 20) == expected
 
@@ -286,7 +289,8 @@ def test_a_long_turn_is_cut_to_the_passage_that_says_something(text: str, terms:
 def test_an_excerpt_is_chosen_by_what_is_asked_not_by_the_names_of_who_speaks() -> None:
     """"Thanks, Melanie!" names her and says nothing about her: the question's other words, and the
     members of a kind it names ("activities" → camping), choose the passage."""
-    from brain.context import _window, _window_terms
+    from brain.context import _window_terms
+    from brain.packing import window as _window
 
     terms = _window_terms("What activities does Melanie do with her family?", frozenset({"melanie", "caroline"}))
     assert "melanie" not in terms and terms["activities"] == terms["family"] == 1.0 and terms["camping"] == 0.5

@@ -10,7 +10,7 @@ import pytest
 
 from brain.chunks import chunks_of
 from brain.search import Searcher, adjust, fts_query, query_terms, rrf
-import brain.search_index as search_index
+from brain.search_index import Light
 from brain.search_index import INDEX_FILE, VECTORS_DIR
 from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain
 
@@ -51,14 +51,18 @@ def test_rrf_rewards_agreement_between_rankers():
     assert weighted[1] == pytest.approx(2 * weighted[2])
 
 
+def _light(kind: str, confidence: float | None = None, until: str | None = None) -> Light:
+    return Light(id=1, ref="r", kind=kind, path="p", date=None, confidence=confidence, until=until, speaker=None, role=None)
+
+
 def test_adjust_by_confidence_superseded_and_recency():
-    assert adjust(1.0, "note", 0.5, None, 0.0) == pytest.approx(0.8)
-    assert adjust(1.0, "note", 0.5, None, 1.0) == pytest.approx(0.88)
-    assert adjust(1.0, "note", 1.0, "2024-01-01", 0.0) == pytest.approx(0.5)
-    assert adjust(1.0, "page", None, None, 0.0) == adjust(1.0, "summary", None, None, 0.0) == pytest.approx(1.0)
-    assert adjust(1.0, "turn", None, None, 0.5) == pytest.approx(1.05)
-    assert adjust(1.0, "turn", None, None, 0.0, "assistant") == pytest.approx(0.5)
-    assert adjust(1.0, "turn", None, None, 0.0, "user", named=True) == pytest.approx(2.5)
+    assert adjust(1.0, _light("note", 0.5), 0.0) == pytest.approx(0.8)
+    assert adjust(1.0, _light("note", 0.5), 1.0) == pytest.approx(0.88)
+    assert adjust(1.0, _light("note", 1.0, "2024-01-01"), 0.0) == pytest.approx(0.5)
+    assert adjust(1.0, _light("page"), 0.0) == adjust(1.0, _light("summary"), 0.0) == pytest.approx(1.0)
+    assert adjust(1.0, _light("turn"), 0.5) == pytest.approx(1.05)
+    assert adjust(1.0, _light("turn"), 0.0, "assistant") == pytest.approx(0.5)
+    assert adjust(1.0, _light("turn"), 0.0, "user", named=True) == pytest.approx(2.5)
 
 
 def test_a_card_chunk_keeps_its_metadata():

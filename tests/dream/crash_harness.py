@@ -63,7 +63,7 @@ def prepare(dest: Path, persona: Path, held_back: int = 3) -> Path:
     from dream.backends import get_backend
     from dream.demo import copy_inputs
     from dream.run import run
-    from dream.settings import load_settings
+    from dream.settings import RunFlags, load_settings
 
     copy_inputs(persona, dest)
     later = sorted((dest / "sessions/raw").glob("*.jsonl"))[-held_back:]
@@ -73,7 +73,7 @@ def prepare(dest: Path, persona: Path, held_back: int = 3) -> Path:
         shutil.move(str(f), aside / f.name)
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "-m", "inputs")
-    run(load_settings(dest, backend="offline", now="2026-06-01T02:00:00Z"), get_backend("offline"))
+    run(load_settings(dest, RunFlags(backend="offline", now="2026-06-01T02:00:00Z")), get_backend("offline"))
     for f in sorted(aside.iterdir()):
         shutil.move(str(f), dest / "sessions/raw" / f.name)
     aside.rmdir()

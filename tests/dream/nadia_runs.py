@@ -26,7 +26,7 @@ from testenv import TEST_GIT_ENV
 from dream.demo import copy_inputs, persona_dir
 from dream.report import RunReport
 from dream.run import run
-from dream.settings import load_settings
+from dream.settings import RunFlags, load_settings
 
 PERSONA = persona_dir()
 RAW = "sessions/raw"
@@ -99,7 +99,7 @@ def is_dream_path(rel: str) -> bool:
 
 def dream(root: Path, now: str, **kwargs) -> RunReport:
     """One `dream run` with the offline backend, as the CLI does it."""
-    return run(load_settings(root, backend="offline", now=now, **kwargs), get_backend("offline"))
+    return run(load_settings(root, RunFlags(backend="offline", now=now, **kwargs)), get_backend("offline"))
 
 
 def nadia_inputs(dest: Path, leave_out: tuple[str, ...] = ()) -> Path:

@@ -16,7 +16,7 @@ from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.backends.openai_compat import parse_json_object
 from dream.calls import CallUsage, cost, over_budget, price_for
 from dream.claims import remove_claims
-from dream.settings import choose_backend, load_settings
+from dream.settings import RunFlags, choose_backend, load_settings
 
 
 @pytest.mark.parametrize(
@@ -120,7 +120,7 @@ def test_brain_toml_may_not_hold_a_key_and_bad_values_are_named(make_tree) -> No
     root = make_tree({"brain.toml": '[dream]\ntimeout = "soon"\n'}, name="other")
     with pytest.raises(BrainError, match=r"brain.toml: \[dream\].timeout: Input should be a valid number"):
         load_settings(root)
-    settings = load_settings(make_tree({"brain.toml": '[dream]\nmodel = "m1"\n[dream.verifier]\nunsupported = "reject"\n'}, name="third"), model="m2")
+    settings = load_settings(make_tree({"brain.toml": '[dream]\nmodel = "m1"\n[dream.verifier]\nunsupported = "reject"\n'}, name="third"), RunFlags(model="m2"))
     assert (settings.llm.model, settings.verifier.unsupported, settings.verifier.contradicted) == ("m2", "reject", "flag")
 
 

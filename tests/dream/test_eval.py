@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from dream.cli import main
 from dream.eval.baseline import TurnBM25
 from dream.eval.datasets import load_dataset
-from dream.eval.harness import SYSTEMS, render_markdown, run_eval
+from dream.eval.harness import SYSTEMS, EvalOptions, render_markdown, run_eval
 from dream.eval.metrics import answer_in, found_gold
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
@@ -66,7 +66,7 @@ def test_datasets_map_gold_evidence_to_the_importers_ids():
 @pytest.fixture(scope="module")
 def locomo_report(tmp_path_factory):
     work = tmp_path_factory.mktemp("eval")
-    return run_eval("locomo", LOCOMO, budgets=(200, 400), embedder="none", workdir=work), work
+    return run_eval("locomo", LOCOMO, EvalOptions(budgets=(200, 400), embedder="none", workdir=work)), work
 
 
 def test_eval_reports_every_system_budget_and_category(locomo_report):
@@ -101,7 +101,7 @@ def test_baseline_prepends_the_session_date_and_fills_the_budget(locomo_report):
 
 def test_eval_reuses_compiled_brains(locomo_report):
     _, work = locomo_report
-    again = run_eval("locomo", LOCOMO, budgets=(200,), embedder="none", workdir=work, reuse=True)
+    again = run_eval("locomo", LOCOMO, EvalOptions(budgets=(200,), embedder="none", workdir=work, reuse=True))
     assert again.reused == 1 and again.questions == 4
 
 

@@ -17,7 +17,7 @@ from dream.backends.anthropic import AnthropicBackend
 from dream.backends.base import AnswerDraft, AnswerRequest, JudgeRequest, Judgement
 from dream.backends.offline import OfflineBackend
 from dream.backends.openai_compat import OpenAICompatBackend
-from dream.eval.harness import SYSTEMS, render_markdown, run_eval, steps
+from dream.eval.harness import SYSTEMS, EvalOptions, render_markdown, run_eval, steps
 from dream.eval.metrics import token_f1
 from dream.offline.answer import gold_days
 from dream.settings import LLMOptions
@@ -130,7 +130,7 @@ def test_token_f1_normalises_as_locomo_does(answer, gold, f1):
 @pytest.fixture(scope="module")
 def answered(tmp_path_factory):
     work = tmp_path_factory.mktemp("eval-answer")
-    report = run_eval("locomo", LOCOMO, budgets=(200, 400), embedder="none", workdir=work, answer="offline", answer_budgets=(400,))
+    report = run_eval("locomo", LOCOMO, EvalOptions(budgets=(200, 400), embedder="none", workdir=work, answer="offline", answer_budgets=(400,)))
     return report, work
 
 
@@ -158,7 +158,7 @@ def test_eval_markdown_has_answer_columns_only_when_answering(answered):
     assert text.count("| bm25 | acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |") == 2
     assert "| 4 single-hop | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 11.8 | 11.8 | 11.8 |" in text
     assert "answered by `offline` at budgets 400, judged by a lexical rule, a rough proxy of a model judge; 9 answers, no model calls;" in text
-    plain = render_markdown(run_eval("locomo", LOCOMO, budgets=(200,), embedder="none", workdir=work, reuse=True))
+    plain = render_markdown(run_eval("locomo", LOCOMO, EvalOptions(budgets=(200,), embedder="none", workdir=work, reuse=True)))
     assert "acc brain" not in plain and "answered by" not in plain
 
 
@@ -264,8 +264,8 @@ def test_a_failed_answer_is_left_out_and_counted(anthropic_stub, answered):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ANTHROPIC_API_KEY", KEY)
         mp.setenv("ANTHROPIC_BASE_URL", anthropic_stub.base_url)
-        report = run_eval("locomo", LOCOMO, budgets=(400,), embedder="none", workdir=work, reuse=True, answer="anthropic",
-                          answer_options=LLMOptions(retries=0, timeout=5))
+        report = run_eval("locomo", LOCOMO, EvalOptions(budgets=(400,), embedder="none", workdir=work, reuse=True, answer="anthropic",
+                                                        answer_options=LLMOptions(retries=0, timeout=5)))
     assert report.answer_errors == 1
     [failed] = [a for a in report.answers if a.correct is None]
     assert (failed.system, failed.answer, failed.f1) == ("brain", None, None)

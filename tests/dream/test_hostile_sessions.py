@@ -13,7 +13,7 @@ from safety_corpus import INJECTIONS, SECRETS
 from brain.scaffold import init_brain
 from dream.backends import get_backend
 from dream.run import run
-from dream.settings import load_settings
+from dream.settings import RunFlags, load_settings
 from validators.safety import injection_spans, secret_spans
 
 WHEN = "2026-08-01T10:00:00+09:00"
@@ -47,7 +47,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory):
     (raw / "2026-08-01-payloads.jsonl").write_text(_session("2026-08-01-payloads", payloads), encoding="utf-8")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "hostile sessions")
-    report = run(load_settings(root, backend="offline", now="2026-08-02T02:00:00Z"), get_backend("offline"))
+    report = run(load_settings(root, RunFlags(backend="offline", now="2026-08-02T02:00:00Z")), get_backend("offline"))
     return root, report
 
 

@@ -14,7 +14,7 @@ from nadia_runs import add_session
 from dream.backends.base import PAGE_SECTION_FACTS, WritePageRequest
 from dream.backends.offline import OfflineBackend
 from dream.run import run
-from dream.settings import load_settings
+from dream.settings import RunFlags, load_settings
 
 NADIA = "knowledge/people/nadia-rahman.md"
 POOLS = """amber azure beige black bronze cedar cherry cobalt copper coral cream denim ebony emerald
@@ -44,7 +44,7 @@ def test_a_section_shows_its_newest_facts_and_the_writer_gets_only_those(compile
     root = compiled_copy
     swims(root)
     backend = Recording()
-    report = run(load_settings(root, now="2026-07-21T02:00:00Z"), backend)
+    report = run(load_settings(root, RunFlags(now="2026-07-21T02:00:00Z")), backend)
     assert report.status == "ok"
 
     req = backend.pages["nadia-rahman"]
@@ -89,7 +89,7 @@ def test_the_current_employer_stays_on_the_page_however_many_newer_facts_come(co
     for day, colour in enumerate(POOLS[:30], 1):
         turns += [("user", f"I went to the {colour} office for a planning meeting on 2026-06-{day % 28 + 1:02d}."), ("assistant", "Noted.")]
     add_session(root, "2026-07-01-offices", "2026-07-01T09:00:00+09:00", turns)
-    assert run(load_settings(root, now="2026-07-21T02:00:00Z"), OfflineBackend()).status == "ok"
+    assert run(load_settings(root, RunFlags(now="2026-07-21T02:00:00Z")), OfflineBackend()).status == "ok"
 
     page = (root / NADIA).read_text(encoding="utf-8")
     work = page.split("## Work and studies\n", 1)[1].split("\n\n", 1)[0].splitlines()

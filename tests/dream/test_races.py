@@ -54,7 +54,7 @@ def race(before: Path, work: Path, seed: int) -> list[str]:
     problems += problems_after_crash(work, set())
     if committed not in (work / target).read_text(encoding="utf-8"):
         problems.append(f"the committed owner line vanished from {target}")
-    if by_owner and committed not in git(work, "log", "-p", "-1", "--format=", f"--grep=owner edit", "--", target):
+    if by_owner and committed not in git(work, "log", "-p", "-1", "--format=", "--grep=owner edit", "--", target):
         problems.append("the owner's commit is not in history")
     if not by_owner and committed not in git(work, "show", f"HEAD:{target}"):
         problems.append("git had nothing to commit, yet the owner's line is not in HEAD")

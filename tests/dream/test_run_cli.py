@@ -178,8 +178,8 @@ def test_a_held_lock_fails_with_one_line_and_changes_nothing(compiled_copy: Path
     assert head(root) != before
 
 
-def _dream_process(*args: str | Path) -> "subprocess.CompletedProcess[str]":
-    """`dream` as cron runs it: its own process, through the entry point that skips teardown."""
+def _dream_process(*args: str | Path):
+    """`dream` as cron runs it: a process of its own."""
     import subprocess
     import sys
 

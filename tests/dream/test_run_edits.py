@@ -28,7 +28,7 @@ from brain.page import parse_page
 from dream.backends.base import VerifyRequest
 from dream.backends.offline import OfflineBackend
 from dream.run import run
-from dream.settings import load_settings
+from dream.settings import RunFlags, load_settings
 
 KENJI = "knowledge/people/kenji-mori.md"
 NADIA = "knowledge/people/nadia-rahman.md"
@@ -91,7 +91,7 @@ def test_an_edit_made_while_the_run_goes_on_is_merged_not_lost(compiled_copy: Pa
     root = compiled_copy
     kenji_session(root)
     line = "\nWritten by the owner during the run.\n"
-    report = run(load_settings(root, now="2026-07-21T02:00:00Z"), OwnerEditsDuringTheGate(root / KENJI, line))
+    report = run(load_settings(root, RunFlags(now="2026-07-21T02:00:00Z")), OwnerEditsDuringTheGate(root / KENJI, line))
     assert report.status == "ok" and report.conflicts == []
     text = (root / KENJI).read_text(encoding="utf-8")
     assert text.endswith(line) and BOOK.rstrip(".") in text

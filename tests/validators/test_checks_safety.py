@@ -6,7 +6,6 @@ Every secret below is fake and assembled from pieces, so no real-looking key sit
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
