@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
@@ -40,38 +41,7 @@ class CitationTarget(Model):
     @classmethod
     def parse(cls, text: str) -> "CitationTarget":
         """The target a string names; raises CitationError (saying what is wrong) when malformed."""
-        cached = cls is CitationTarget and type(text) is str
-        hit = _PARSED.get(text) if cached else None
-        if hit is None:
-            hit = cls._parse(text)
-            if cached:
-                if len(_PARSED) >= 200_000:
-                    _PARSED.clear()
-                _PARSED[text] = hit
-        return hit
-
-    @classmethod
-    def _parse(cls, text: str) -> "CitationTarget":
-        text = str(text).strip()
-        m = _SESSION_RE.match(text)
-        if m:
-            first = int(m.group(2))
-            last = int(m.group(3)) if m.group(3) else first
-            if first < 1 or last < first:
-                raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
-            if ".." in m.group(1):
-                raise CitationError("session id must not contain '..'")
-            return cls(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
-        m = _SOURCE_RE.match(text)
-        if m:
-            return cls(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
-        m = _NOTE_RE.match(text)
-        if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
-            return cls(kind="note", ref=m.group(1))
-        raise CitationError(
-            f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
-            "source:<connector>/<id> or note:<path>.md"
-        )
+        return _parse_target(str(text))
 
     @classmethod
     def session(cls, session_id: str, first: int, last: int | None = None) -> "CitationTarget":
@@ -100,9 +70,29 @@ class CitationTarget(Model):
         return f"{self.kind}:{self.ref}"
 
 
-#: Targets by the string they were parsed from (frozen models: one instance serves every reader).
-#: A gate checks and resolves each note's targets several times; parsing was a hot spot.
-_PARSED: dict[str, CitationTarget] = {}
+# Frozen models: one parsed target serves every reader; a gate resolves each note's targets several times.
+@functools.lru_cache(maxsize=65536)
+def _parse_target(text: str) -> CitationTarget:
+    text = text.strip()
+    m = _SESSION_RE.match(text)
+    if m:
+        first = int(m.group(2))
+        last = int(m.group(3)) if m.group(3) else first
+        if first < 1 or last < first:
+            raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
+        if ".." in m.group(1):
+            raise CitationError("session id must not contain '..'")
+        return CitationTarget(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
+    m = _SOURCE_RE.match(text)
+    if m:
+        return CitationTarget(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
+    m = _NOTE_RE.match(text)
+    if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
+        return CitationTarget(kind="note", ref=m.group(1))
+    raise CitationError(
+        f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
+        "source:<connector>/<id> or note:<path>.md"
+    )
 
 
 def expand_session_cites(targets: list[CitationTarget]) -> list[str]:

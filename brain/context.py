@@ -34,7 +34,6 @@ LANES = ("standing", "index", "pages", "cards", "turns")
 LANE_HEADINGS = {"standing": "## Standing instructions", "index": "## Index", "pages": "## Pages",
                  "cards": "## Memory cards", "turns": "## Evidence turns"}
 _LANE_OF = {"page": "pages", "summary": "pages", "note": "cards", "turn": "turns"}
-EXCHANGES = True  # neighbouring turns share a header (tests switch it off to count single turns)
 #: A trimmed index showing fewer page lines than this, and under half of them, is no map: its tokens go to evidence.
 MIN_INDEX_LINES = 3
 _CITE_MARK_RE = re.compile(r"\s*\[cite:\d{1,6}\]")
@@ -204,7 +203,7 @@ class ContextBuilder:
             elif narrow and all(c in covered for c in hit.cites):
                 cand.why_not, cand.blocker = "its evidence is already in the packet ({ref})", covered[hit.cites[0]]
                 state.cands.append(cand)
-            elif lane == "turns" and EXCHANGES and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
+            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
                 covered.setdefault(hit.ref, group)
             elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):

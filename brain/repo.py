@@ -7,6 +7,7 @@ MCP server).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -143,15 +144,11 @@ def blob_id(data: bytes) -> str:
     return h.hexdigest()
 
 
-_CONFIGURED: dict[str, bool] = {}
-
-
+@functools.cache  # the person's git config, read once per process
 def _has_git_identity() -> bool:
     """True when git has a user.name of its own (the person's config): then we never override it."""
-    if "name" not in _CONFIGURED:
-        out = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
-        _CONFIGURED["name"] = bool(out.stdout.strip())
-    return _CONFIGURED["name"]
+    out = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
+    return bool(out.stdout.strip())
 
 
 def git_env(env: dict[str, str] | None = None) -> dict[str, str]:

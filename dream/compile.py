@@ -17,8 +17,8 @@ from dream.backends.base import EntityRef, ModelBackend
 from dream.instructions import Instructions
 from dream.merge import merge3
 from dream.notes import Note, note_from_page
-from dream.offline.entities import Resolver
-from dream.offline.text import content_key
+from dream.text.entities import Resolver
+from dream.text.words import content_key
 from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import DreamState

@@ -13,7 +13,7 @@ from pydantic import ConfigDict, Field
 
 from brain.layout import slugify
 from brain.model import Model, empty_list
-from dream.offline.text import STOPWORDS, stem
+from dream.text.words import STOPWORDS, stem
 
 #: A never-record topic word brings its everyday vocabulary along.
 TOPIC_WORDS: dict[str, tuple[str, ...]] = {

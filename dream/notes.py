@@ -14,7 +14,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.model import Model, empty_list
 from brain.page import Frontmatter, Page, render_new
-from dream.offline.text import clean_statement
+from dream.text.words import clean_statement
 
 
 class Note(Model):

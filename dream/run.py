@@ -21,7 +21,7 @@ from dream.generated import write_generated
 from dream.instructions import parse_instructions
 from dream.journal import fault, recover
 from dream.lock import run_lock
-from dream.offline.facts import DEFAULT_OWNER
+from dream.text.facts import DEFAULT_OWNER
 from dream.phases.attach import attach_session, stage_notes
 from dream.phases.orient import PendingSession, list_session_files, plan_sessions
 from dream.phases.summarize import summarize_session, write_summaries

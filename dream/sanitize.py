@@ -10,7 +10,7 @@ from pydantic import ConfigDict
 from brain.model import Model
 from brain.sessions import Session
 from dream.instructions import Instructions
-from dream.offline.text import sentences
+from dream.text.words import sentences
 from validators.safety import injection_spans, redact_secrets, strip_invisible
 
 INJECTION_PLACEHOLDER = "[untrusted instruction removed]"

@@ -11,7 +11,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -103,9 +103,8 @@ def _meta_of(fm: Frontmatter) -> dict[str, Any]:
     return meta
 
 
-@lru_cache(maxsize=65536)
 def parse_target(raw: str) -> CitationTarget | str:
-    """The parsed citation target, or the reason it is malformed (memoised: C checks parse each often)."""
+    """The parsed citation target, or the reason it is malformed."""
     try:
         return CitationTarget.parse(raw)
     except CitationError as exc:

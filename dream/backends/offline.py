@@ -1,4 +1,4 @@
-"""The `offline` backend: deterministic heuristics, no model, no network (dream/offline/).
+"""The `offline` backend: deterministic heuristics, no model, no network (dream/text/).
 
 Extractive summaries, rule-based facts, templated pages and a lexical verifier; for `dream eval
 --answer`, an extractive reader and a lexical judge. Same inputs give the same outputs byte for byte. What it cannot do is listed in docs/offline.md.
@@ -27,10 +27,10 @@ from dream.backends.base import (
     VerifyRequest,
     WritePageRequest,
 )
-from dream.offline import facts as facts_mod
-from dream.offline.summarize import summarize
-from dream.offline.themes import THEMES, theme_of
-from dream.offline.text import content_words
+from dream.text import facts as facts_mod
+from dream.text.summarize import summarize
+from dream.text.themes import THEMES, theme_of
+from dream.text.words import content_words
 
 #: Share of a claim's content words that must appear in its cited turns (docs/offline.md).
 SUPPORT_THRESHOLD = 0.5
@@ -100,12 +100,12 @@ class OfflineBackend(ModelBackend):
         return lexical_verdict(req.claim, req.evidence)
 
     def answer(self, req: AnswerRequest) -> AnswerDraft:
-        from dream.offline.answer import answer  # the eval's reader: not loaded by Dream runs
+        from dream.text.answer import answer  # the eval's reader: not loaded by Dream runs
 
         return answer(req)
 
     def judge(self, req: JudgeRequest) -> Judgement:
-        from dream.offline.answer import judge
+        from dream.text.answer import judge
 
         return judge(req)
 

@@ -89,7 +89,7 @@ def answer_tokens(text: str) -> list[str]:
 def _stem(word: str) -> str:
     """Plural and -ed/-ing endings off, in the spirit of Porter's step 1 (LoCoMo stems with Porter).
 
-    Not dream.offline.text.stem: that one turns "class" into "clas" but "classes" into "class".
+    Not dream.text.words.stem: that one turns "class" into "clas" but "classes" into "class".
     """
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"

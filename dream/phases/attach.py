@@ -13,8 +13,8 @@ from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact
 from dream.compile import Compilation, statement_key
 from dream.notes import Note, note_slug, render_note
-from dream.offline.entities import fold_name
-from dream.offline.facts import is_subject_slot
+from dream.text.entities import fold_name
+from dream.text.facts import is_subject_slot
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
 
 #: Types that get a page as soon as they are named; others once people return to them.

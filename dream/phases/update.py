@@ -17,7 +17,7 @@ from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
 from dream.compile import Compilation, UnitFailure
 from dream.notes import Note
-from dream.offline.facts import is_subject_slot
+from dream.text.facts import is_subject_slot
 
 by_observed = operator.attrgetter("observed", "path")
 by_until = operator.attrgetter("until", "observed")

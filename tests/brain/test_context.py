@@ -162,13 +162,11 @@ def test_long_turns_are_cut_to_the_passage_that_matches(brain):
     assert "shortened to the passage that matches (turn has 850 tokens)" in turn.reason
 
 
-def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain, monkeypatch):
-    import brain.context as context
-
-    monkeypatch.setattr(context, "EXCHANGES", False)  # one turn per item, to count each turn's tokens
+def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain):
     packet = build(brain, "Where does Ana work?", 2000, whole_turns=0, excerpt_tokens=30)
     turns = [i for i in packet.admitted if i.lane == "turns"]
-    assert turns and all(i.tokens <= 30 for i in turns)
+    shown = [said for i in turns for said in i.text.split("] ", 1)[1].split(" | ")]  # an exchange shows several turns
+    assert len(shown) > len(turns) and all(estimate_tokens(said) <= 30 for said in shown)
     cut = [i for i in turns if "…" in i.text]
     assert cut and all("shortened to the passage that matches" in i.reason for i in cut)
     whole = build(brain, "Where does Ana work?", 2000, whole_turns=100)

@@ -64,10 +64,7 @@ def test_auto_takes_wordllama_even_when_the_minilm_extra_is_installed(minilm):
 
 
 def test_auto_falls_back_to_minilm_when_wordllama_cannot_load(minilm, monkeypatch):
-    def broken():
-        raise embed.EmbedderUnavailable("wordllama is not installed")
-
-    monkeypatch.setattr(embed, "WordLlamaEmbedder", broken)
+    monkeypatch.setitem(sys.modules, "wordllama", None)  # as if it were not installed
     embedder, why = embed.load_embedder("auto")
     assert why is None and embedder.name == "all-minilm-l6-v2-384"
 

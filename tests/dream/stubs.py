@@ -25,8 +25,8 @@ from brain.sessions import Session, SessionHeader, Turn
 from brain.tokens import estimate_tokens
 from dream.backends.base import AnswerRequest, EntityRef, JudgeRequest, VerifyRequest, WritePageRequest
 from dream.backends.offline import OfflineBackend
-from dream.offline import facts as facts_mod
-from dream.offline.summarize import summarize as offline_summarize
+from dream.text import facts as facts_mod
+from dream.text.summarize import summarize as offline_summarize
 
 
 @dataclass

@@ -19,7 +19,7 @@ from dream.backends.offline import OfflineBackend
 from dream.backends.openai_compat import OpenAICompatBackend
 from dream.eval.harness import SYSTEMS, EvalOptions, render_markdown, run_eval, steps
 from dream.eval.metrics import token_f1
-from dream.offline.answer import gold_days
+from dream.text.answer import gold_days
 from dream.settings import LLMOptions
 
 LOCOMO = Path(__file__).resolve().parents[2] / "fixtures" / "importers" / "locomo-sample.json"

@@ -9,9 +9,9 @@ import pytest
 
 from dream.instructions import parse_instructions
 from dream.merge import merge3
-from dream.offline.dates import resolve_date
-from dream.offline.entities import Resolver, find_mentions, fold_name
-from dream.offline.text import third_person
+from dream.text.dates import resolve_date
+from dream.text.entities import Resolver, find_mentions, fold_name
+from dream.text.words import third_person
 from dream.phases.orient import SessionFile, plan_sessions
 from dream.state import DreamState, SessionState
 from dream.sync import plan_sync
@@ -378,7 +378,7 @@ def test_a_persons_facts_are_grouped_by_life_theme_with_their_cites() -> None:
     ],
 )
 def test_small_talk_is_not_a_fact(sentence: str, expected: bool) -> None:
-    from dream.offline.facts import small_talk
+    from dream.text.facts import small_talk
 
     assert small_talk(sentence, ("Caroline", "Melanie")) is expected
 
@@ -389,7 +389,7 @@ def test_a_reaction_to_the_other_speaker_is_not_a_fact() -> None:
     import json
 
     from brain.sessions import parse_session
-    from dream.offline.facts import extract
+    from dream.text.facts import extract
 
     lines = [{"type": "session", "id": "s1", "started": "2023-05-08T13:56:00", "participants": ["Caroline", "Melanie"]}]
     said = [("Caroline", "Painting is how I relax after work."), ("Melanie", "I totally agree, Caroline."),

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from dream.backends.base import AnswerDraft, AnswerRequest, JudgeRequest, Judgement
 from dream.eval.metrics import date_spans, dates_in, norm_answer, token_f1
-from dream.offline.dates import WEEKDAYS, resolve_date
-from dream.offline.text import content_words, sentences
+from dream.text.dates import WEEKDAYS, resolve_date
+from dream.text.words import content_words, sentences
 
 NOT_MENTIONED = "not mentioned"
 MAX_WORDS = 25

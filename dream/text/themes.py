@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 
-from dream.offline.text import content_key, content_words
+from dream.text.words import content_key, content_words
 
 #: (heading, words), in the order a fact is tested and the sections are printed.
 THEMES: tuple[tuple[str, str], ...] = (

@@ -7,9 +7,9 @@ from collections import Counter
 
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
-from dream.offline.entities import find_mentions
-from dream.offline.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
-from dream.offline.text import clean_statement, content_words, sentences, third_person
+from dream.text.entities import find_mentions
+from dream.text.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
+from dream.text.words import clean_statement, content_words, sentences, third_person
 
 _DATE_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-")
 

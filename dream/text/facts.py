@@ -18,9 +18,9 @@ from typing import Callable
 
 from brain.sessions import Session, Turn
 from dream.backends.base import Entity, EntityRef, Fact
-from dream.offline.dates import parse_when, resolve_date
-from dream.offline.entities import Mention, find_mentions, fold_name
-from dream.offline.text import clean_statement, content_words, sentences, third_person
+from dream.text.dates import parse_when, resolve_date
+from dream.text.entities import Mention, find_mentions, fold_name
+from dream.text.words import clean_statement, content_words, sentences, third_person
 
 _FIRST_PERSON_RE = re.compile(r"\b(I|I'm|I’m|I've|I’ve|I'd|I'll|my|My|me|myself)\b")
 _REQUEST_RE = re.compile(

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from brain.layout import slugify
-from dream.offline.dates import MONTHS, WEEKDAYS
+from dream.text.dates import MONTHS, WEEKDAYS
 
 ORG_WORDS = frozenset(
     """laboratory lab labs coop co-op cooperative institute research university college school inc ltd llc gmbh corp

@@ -1,1 +1,0 @@
-"""Deterministic heuristics behind the `offline` backend: no model, no network."""
