@@ -68,13 +68,11 @@ def before_ids(root: Path, paths: list[str], accounted: dict[str, set], based_on
     return out
 
 
-def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None, staged: Path | None = None) -> None:
+def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None = None) -> None:
     """Bring the working tree and index to the new commit for Dream's files; the owner's edits stay.
 
     Idempotent, so the next run can redo it from the journal after a crash. `targets`: path → the
-    commit's text (read from the commit when None; a path the commit lacks is deleted). `staged`:
-    the run's staged folder; a file there holding the text is moved into place rather than written
-    again (what lands is in the commit, so the folder keeps what did not)."""
+    commit's text (read from the commit when None; a path the commit lacks is deleted)."""
     repo = BrainRepo(root)
     files = journal.before_ids()
     if targets is None:
@@ -82,7 +80,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     done: dict[str, str | None] = {}  # path → its blob id in the commit (None: deleted)
     for i, (rel, before) in enumerate(sorted(files.items())):
         target = targets.get(rel)
-        if _swap_if_unchanged(Path(root) / rel, target, before, staged / rel if staged is not None else None):
+        if _swap_if_unchanged(Path(root) / rel, target, before):
             done[rel] = blob_id(target.encode("utf-8")) if target is not None else None
         if i == len(files) // 2:
             fault("mid-worktree")
@@ -97,14 +95,14 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
 
 
-def _swap_if_unchanged(path: Path, target: str | None, before: str | None, copy: Path | None = None) -> bool:
+def _swap_if_unchanged(path: Path, target: str | None, before: str | None) -> bool:
     """Put `target` at `path` (None: remove the file) when the file still holds the bytes of blob
-    `before` (None: no file), or already `target`; True when it holds `target` now. `copy`: a file
-    that may hold `target`, moved aside next to `path` instead of writing the bytes again.
+    `before` (None: no file), or already `target`; True when it holds `target` now.
 
     The owner may be saving the file at this very moment. The new text is put aside first, the
     file is checked right before the rename, and the old file is kept open across it: bytes the
-    owner wrote into it meanwhile are seen after the rename and put back, as their change."""
+    owner wrote into it meanwhile are seen after the rename and put back, as their change. A new
+    file is linked into place, which fails rather than replace one the owner just created."""
     data = target.encode("utf-8") if target is not None else None
     current = read_bytes(path)
     if current == data:
@@ -117,11 +115,11 @@ def _swap_if_unchanged(path: Path, target: str | None, before: str | None, copy:
             path.parent.rmdir()
         return True
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _write_aside(path, data, copy)
+    tmp = _write_aside(path, data)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        fd = None
+        return _link_new(tmp, path)
     except OSError:  # a symlink or a folder took its place: the owner's
         os.unlink(tmp)
         return False
@@ -141,16 +139,20 @@ def _swap_if_unchanged(path: Path, target: str | None, before: str | None, copy:
     return True
 
 
-def _write_aside(path: Path, data: bytes, copy: Path | None = None) -> Path:
-    """`data` in a temporary file next to `path`, ready to be renamed over it: `copy` moved there
-    when it holds those bytes (on the same file system), else a file written."""
+def _link_new(tmp: Path, path: Path) -> bool:
+    """`tmp` becomes `path` unless a file appeared there: the owner's, kept."""
+    try:
+        os.link(tmp, path)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+
+
+def _write_aside(path: Path, data: bytes) -> Path:
+    """`data` in a temporary file next to `path`, ready to be renamed over it."""
     tmp = path.with_name(f".{path.name}.dream-tmp")
-    if copy is not None and read_bytes(copy) == data:
-        try:
-            os.replace(copy, tmp)
-            return tmp
-        except OSError:
-            pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         view = memoryview(data)

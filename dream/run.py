@@ -98,7 +98,6 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     _take_gate(comp, report, gate, done)
     clock.mark("generate")
     write_generated(comp, report, with_state=True)  # the log entry and state carry the final figures
-    comp.staged.flush()
     clock.mark("sync")
     _sync(comp, report)
     return finish(root, run_id, report)
@@ -209,13 +208,13 @@ def _take_gate(comp: Compilation, report: RunReport, gate: GateResult, done: Don
 
 
 def _sync(comp: Compilation, report: RunReport) -> None:
-    """The staged tree as one commit (not for a dry run, nor a run that failed)."""
+    """The staged tree as one commit. A dry run, or a run that failed, commits nothing and leaves
+    what it staged in its run folder for the owner to read."""
     settings, staged = comp.settings, comp.staged
-    if settings.dry_run:
-        report.status = "dry-run"
-        report.files = sorted(staged.written)
-        return
-    if report.status == "failed":
+    if settings.dry_run or report.status == "failed":
+        staged.flush()
+        if settings.dry_run:
+            report.status, report.files = "dry-run", sorted(staged.written)
         return
     written = staged.written
     plan = plan_sync(written, staged.derived_from, read_live(settings.root, [*written, *sorted(staged.removed)]), frozenset(staged.removed))

@@ -1,6 +1,7 @@
-"""The staged tree: every file a run writes lands under `.dream/runs/<run-id>/staged/` first.
+"""The staged tree: every file a run writes is staged here, in memory, until sync commits it.
 
-Writes outside the paths Dream may write (invariant 1) or with unsafe names are refused here,
+A dry run, or a run that fails, writes it out to `.dream/runs/<run-id>/staged/` for the owner to
+read. Writes outside the paths Dream may write (invariant 1) or with unsafe names are refused here,
 so no backend output can reach `.git/`, `guide.md`, raw sessions or anything else.
 """
 
@@ -24,9 +25,6 @@ class StagedTree:
     def __init__(self, root: Path, base: Tree, removable: tuple[str, ...] = ()) -> None:
         """`removable`: folders (".dream/written/") whose files a run may remove, besides its own."""
         self.root = Path(root)
-        if self.root.exists():
-            shutil.rmtree(self.root)
-        self.root.mkdir(parents=True)
         self.base = base
         self.removable = removable
         self._written: dict[str, str] = {}
@@ -52,8 +50,8 @@ class StagedTree:
         self._written.pop(rel, None)
 
     def flush(self) -> None:
-        """Make the run's folder hold what is staged, for people inspecting the run (nothing reads it back)."""
-        shutil.rmtree(self.root)
+        """Write what is staged into the run's folder, for the owner to read (nothing reads it back)."""
+        shutil.rmtree(self.root, ignore_errors=True)
         self.root.mkdir(parents=True)
         for rel, text in self._written.items():
             path = self.root / rel

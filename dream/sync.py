@@ -110,7 +110,7 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
                 return SyncResult(commit=None, conflicts=conflicts, rebased=rebased + 1)
             continue
         fault("after-update-ref")
-        finish_worktree(root, journal, targets=writes, staged=run_dir / "staged")
+        finish_worktree(root, journal, targets=writes)
         return SyncResult(commit=new, conflicts=conflicts, rebased=rebased)
     raise BrainError("the branch kept moving while Dream tried to commit", "run `dream run` again")
 

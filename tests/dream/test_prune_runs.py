@@ -51,6 +51,6 @@ def test_a_dream_run_prunes_old_runs_and_keeps_its_own(tmp_path: Path) -> None:
     (root / "sessions/raw/2025-12-31-chat.jsonl").write_text("".join(json.dumps(t) + "\n" for t in session), encoding="utf-8")
     old = [make_run(root, f"2020010{d}T000000Z-old{d}") for d in range(KEEP_SCRATCH)]
     report = run(load_settings(root, RunFlags(backend="offline", now="2026-01-01T00:00:00Z")), OfflineBackend())
-    assert report.status == "ok" and (root / ".dream" / "runs" / report.run_id / "staged").is_dir()
+    assert report.status == "ok" and (root / ".dream" / "runs" / report.run_id / "report.json").is_file()
     assert files(old[0]) == set(KEPT)  # the oldest fell out of the newest five
     assert all(files(r) == set(SCRATCH) | set(KEPT) for r in old[1:])

@@ -128,6 +128,26 @@ def test_an_owner_save_during_the_swap_is_put_back(tmp_path: Path, monkeypatch) 
     assert not list(page.parent.glob(".*dream-tmp"))
 
 
+def test_a_new_file_never_replaces_one_the_owner_created_meanwhile(tmp_path: Path, monkeypatch) -> None:
+    """A file Dream adds may be created by the owner between Dream's look and its write: theirs stays."""
+    page = tmp_path / "knowledge" / "new.md"
+    page.parent.mkdir()
+    real_link = os.link
+
+    def owner_creates_first(src, dst):
+        if Path(dst) == page:
+            page.write_text("the owner's new file\n", encoding="utf-8")
+        real_link(src, dst)
+
+    monkeypatch.setattr(journal_module.os, "link", owner_creates_first)
+    assert journal_module._swap_if_unchanged(page, "dream\n", None) is False
+    assert page.read_text(encoding="utf-8") == "the owner's new file\n"
+    monkeypatch.setattr(journal_module.os, "link", real_link)
+    page.unlink()
+    assert journal_module._swap_if_unchanged(page, "dream\n", None) is True
+    assert page.read_text(encoding="utf-8") == "dream\n" and not list(page.parent.glob(".*dream-tmp"))
+
+
 def test_an_owner_save_between_the_plan_and_the_commit_stays(tmp_path: Path) -> None:
     """Dream merges the live text when it plans the sync; building the commit then takes a while. A
     save made meanwhile is not in Dream's text, so the file is left as the owner has it."""
