@@ -1,6 +1,6 @@
 """The speed of two versions of the code, measured in one run on this machine (bench/dream_compile.py).
 
-  python bench/before_after.py REV [--sessions 10000] [--runs 3]
+  python bench/before_after.py REV [--sessions 10000] [--runs 3] [--locomo FILE]
 
 REV (a commit, tag or branch) is unpacked into a temporary folder with `git archive`; each version
 compiles its own Brains, then the same nightly run and reads are timed on each. Prints a table of
@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from dream_compile import Code, measure  # noqa: E402
+from dream_compile import LOCOMO, Code, measure  # noqa: E402
 
 ROWS = (
     ("LoCoMo dev, full compile (turns/s)", lambda r: r["locomo"]["turns_per_s"], "{:,.0f}"),
@@ -35,11 +35,14 @@ def main() -> None:
     ap.add_argument("rev")
     ap.add_argument("--sessions", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--locomo", type=Path, default=LOCOMO, help="LoCoMo dev file (default: ../shared/data/locomo-dev.json)")
     args = ap.parse_args()
+    if not args.locomo.is_file():
+        ap.error(f"{args.locomo}: no LoCoMo file there; pass --locomo FILE")
     with tempfile.TemporaryDirectory(prefix="bench-before-") as before:
         archive = subprocess.run(["git", "archive", args.rev], cwd=HERE.parent, check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
-        results = {name: measure(Code(path), args.sessions, args.runs, None) for name, path in (("before", Path(before)), ("after", HERE.parent))}
+        results = {name: measure(Code(path), args.sessions, args.runs, None, args.locomo.resolve()) for name, path in (("before", Path(before)), ("after", HERE.parent))}
     print(f"\n| {args.sessions:,}-session Brain, medians of {args.runs} | before ({args.rev}) | after | after / before |")
     print("|---|---:|---:|---:|")
     for label, get, fmt in ROWS:

@@ -104,15 +104,15 @@ def reads(code: Code, root: Path, runs: int) -> dict[str, list[float]]:
     return out
 
 
-def measure(code: Code, sessions: int, runs: int, keep: Path | None) -> dict:
+def measure(code: Code, sessions: int, runs: int, keep: Path | None, locomo: Path = LOCOMO) -> dict:
     with tempfile.TemporaryDirectory(prefix="dream-bench-") as name:
         tmp = Path(name)
         result: dict = {"code": str(code.root)}
-        if LOCOMO.is_file():
+        if locomo.is_file():
             times = []
             for i in range(runs):
                 seconds, turns = full_compile(code, tmp / f"locomo-{i}",
-                                              lambda r: code.timed("dream", "import", "locomo", str(LOCOMO), "--brain", str(r), cwd=r))
+                                              lambda r: code.timed("dream", "import", "locomo", str(locomo), "--brain", str(r), cwd=r))
                 times.append(seconds)
             result["locomo"] = {"turns": turns, "seconds": statistics.median(times), "turns_per_s": turns / statistics.median(times)}
         mark = f"{sessions} sessions, code {code.root}"
@@ -139,8 +139,9 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=HERE.parent, help="the checkout whose code runs (default: this one)")
     ap.add_argument("--keep", type=Path, metavar="DIR", help="compile the synthetic Brain into DIR once; reuse it later")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    ap.add_argument("--locomo", type=Path, default=LOCOMO, help="LoCoMo dev file (default: ../shared/data/locomo-dev.json)")
     args = ap.parse_args()
-    result = measure(Code(args.code), args.sessions, args.runs, args.keep.resolve() if args.keep else None)
+    result = measure(Code(args.code), args.sessions, args.runs, args.keep.resolve() if args.keep else None, args.locomo.resolve())
     for key, value in result.items():
         print(f"{key}: {value}")
     if args.json:

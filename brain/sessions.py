@@ -2,6 +2,10 @@
 
 Line 1 is the header, then one turn per line, numbered from 1 and never renumbered. A bad line
 is skipped and reported with its line number; the rest of the session is still read.
+
+Transcript text is cleaned as it is read, and as it is imported (`clean_turn_text`): secrets
+become `[REDACTED:<kind>]` and invisible characters go, so no reader — `brain search`,
+`brain context`, `brain cite`, Dream — ever holds a secret from a transcript.
 """
 
 from __future__ import annotations
@@ -12,8 +16,10 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
+from brain.invisible import strip_invisible
 from brain.layout import is_session_id
 from brain.model import Model, empty_list
+from brain.secrets import redact_secrets
 
 MAX_SESSION_BYTES = 50_000_000
 MAX_TURN_CHARS = 200_000
@@ -88,6 +94,8 @@ def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[Se
                     problem(lineno, "second session header; line skipped")
                     continue
                 header = SessionHeader.model_validate(obj)
+                if header.title and (title := clean_turn_text(header.title)) != header.title:
+                    header = header.model_copy(update={"title": title})
                 if not is_session_id(header.id):
                     problem(lineno, f"unsafe session id {header.id!r}; use letters, digits, '.', '_' and '-'")
                     return None, problems
@@ -99,6 +107,8 @@ def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[Se
                 if len(turn.text) > MAX_TURN_CHARS:
                     problem(lineno, f"turn {turn.n} is longer than {MAX_TURN_CHARS} characters; it was cut")
                     turn = turn.model_copy(update={"text": turn.text[:MAX_TURN_CHARS]})
+                if (text := clean_turn_text(turn.text)) != turn.text:
+                    turn = turn.model_copy(update={"text": text})
                 turns[turn.n] = turn
             else:
                 problem(lineno, f"unknown line type {kind!r}; expected 'session' or 'turn'; line skipped")
@@ -110,6 +120,11 @@ def parse_session(data: bytes | str, path: str) -> tuple[Session | None, list[Se
         problem(1, "no session header line ({\"type\": \"session\", \"id\": ...})")
         return None, problems
     return Session(header=header, turns=[turns[n] for n in sorted(turns)]), problems
+
+
+def clean_turn_text(text: str) -> str:
+    """Transcript text as every reader gets it: secrets redacted, invisible characters removed."""
+    return redact_secrets(strip_invisible(text))
 
 
 def _decoded(data: bytes, problem) -> str | None:

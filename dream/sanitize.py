@@ -28,10 +28,10 @@ def sanitize_session(session: Session, instructions: Instructions) -> tuple[Sess
     report = SanitizeReport()
     turns = []
     for turn in session.turns:
-        text = strip_invisible(turn.text)
-        redacted = redact_secrets(text)
-        if redacted != text:
-            report.secrets += redacted.count("[REDACTED")
+        # Reading the session redacted its secrets (brain.sessions.clean_turn_text); a Session
+        # built in memory may still hold some, so this holds the same line.
+        redacted = redact_secrets(strip_invisible(turn.text))
+        report.secrets += redacted.count("[REDACTED:")
         kept = []
         for sentence in sentences(redacted):
             if injection_spans(sentence):

@@ -2,7 +2,7 @@
 
 Scanned: every file under knowledge/ and notes/, session summaries, and the generated indexes
 (knowledge/index.md, knowledge/log.md, sessions/index.md); raw sessions are input and are not.
-Each file is read once per run. The text helpers live in validators.secret_shapes and
+Each file is read once per run. The text helpers live in brain.secrets and
 validators.injection and are re-exported here for the compiler: secret_spans, redact_secrets,
 injection_spans, strip_invisible (plus invisible_spans and untrusted_regions).
 """
@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from brain import layout
 from brain.view import BrainView
 from validators.documents import LineIndex, cached, doc_text
-from validators.injection import injection_spans, invisible_spans, strip_invisible, untrusted_regions
-from validators.patterns import Span
-from validators.secret_shapes import redact_secrets, secret_spans
+from brain.invisible import invisible_spans, strip_invisible
+from validators.injection import injection_spans, untrusted_regions
+from brain.patterns import Span
+from brain.secrets import redact_secrets, secret_spans
 from validators.registry import check
 
 __all__ = ["injection_spans", "invisible_spans", "redact_secrets", "secret_spans", "strip_invisible", "untrusted_regions"]

@@ -20,7 +20,7 @@ from pydantic import ConfigDict, Field
 
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
 from brain.model import Model, empty_list
-from brain.sessions import MAX_TURN_CHARS, Session, Turn, parse_session, render_session
+from brain.sessions import MAX_TURN_CHARS, Session, Turn, clean_turn_text, parse_session, render_session
 
 #: Largest input file an importer reads whole (a ChatGPT export of years is a few hundred MB).
 MAX_INPUT_BYTES = 1_000_000_000
@@ -193,9 +193,13 @@ def normalize_turns(session: Session) -> tuple[Session, list[str]]:
         if len(text) > MAX_TURN_CHARS:
             problems.append(f"session {session.id}: turn {turn.n} is longer than {MAX_TURN_CHARS} characters; it was cut")
             text = text[:MAX_TURN_CHARS]
+        text = clean_turn_text(text)  # what parse_session reads back: a re-import finds the same turns
         turns[turn.n] = turn if text == turn.text else turn.model_copy(update={"text": text})
     ordered = [turns[n] for n in sorted(turns)]
-    return session.model_copy(update={"turns": ordered}), problems
+    header = session.header
+    if header.title and (title := clean_turn_text(header.title)) != header.title:
+        header = header.model_copy(update={"title": title})
+    return session.model_copy(update={"turns": ordered, "header": header}), problems
 
 
 def plan_session(incoming: Session, existing: bytes | None) -> tuple[SessionWrite | None, GrownSession | None, list[str]]:

@@ -4,6 +4,7 @@ the index or a page as text, invisible characters are stripped, and the rest sti
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,38 @@ def test_no_planted_instruction_reaches_the_index_or_a_page(hostile, kind: str, 
         assert text[a:b] not in written, f"{kind} payload reached Dream's output"
     index = (root / "knowledge/index.md").read_text(encoding="utf-8")
     assert not injection_spans(index)
+
+
+def _reads(root: Path) -> str:
+    """What an agent gets back from the read side, for questions aimed at the pasted secrets."""
+    from click.testing import CliRunner
+
+    from brain.cli import main
+
+    out = []
+    for args in (["search", "password key token pasted", "-k", "50"], ["context", "what did Nadia paste?", "--budget", "4000"],
+                 ["index"], ["cite", "2026-08-01-secrets", "1"]):
+        result = CliRunner().invoke(main, [*args, "--brain", str(root)])
+        out.append(result.output)
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("kind,text", SECRETS, ids=[f"{k}-{i}" for i, (k, _) in enumerate(SECRETS)])
+def test_no_secret_value_reaches_an_agent_through_search_context_or_cite(hostile, kind: str, text: str):
+    root, _ = hostile
+    reads = _reads(root)
+    assert "I work at Sora City Laboratory" in reads  # the turns themselves are served
+    for a, b, _ in secret_spans(text):
+        assert not re.search(rf"(?<!\w){re.escape(text[a:b])}(?!\w)", reads), f"{kind} value reached an agent"
+
+
+def test_no_note_or_page_is_named_after_a_secret(hostile):
+    root, _ = hostile
+    names = " ".join(p.name for p in root.rglob("*.md") if ".git" not in p.parts)
+    assert "redacted" not in names.lower()
+    for _, text in SECRETS:
+        for a, b, _ in secret_spans(text):
+            assert text[a:b].lower() not in names.lower()
 
 
 def test_invisible_characters_are_stripped(hostile):

@@ -170,8 +170,8 @@ def test_x_check_severities(lint, view_of):
 def test_the_first_word_scan_never_hides_an_open_gate():
     """secret_spans skips the gates when no first-group word of any gate occurs: each such word,
     alone in a text, must be found by that scan (in its case, or lower-cased)."""
-    from validators.patterns import gate_open
-    from validators.secret_shapes import _FIRST_EXACT, _FIRST_LOWER, _PROSE_GATE, _SECRETS
+    from brain.patterns import gate_open
+    from brain.secrets import _FIRST_EXACT, _FIRST_LOWER, _PROSE_GATE, _SECRETS
 
     for gate in [g for *_, g in _SECRETS] + [_PROSE_GATE]:
         for word in gate[0]:
@@ -194,7 +194,7 @@ _PROSE_ALPHABET = st.sampled_from(
 def test_prose_secrets_are_found_where_the_regex_finds_them(parts: list[str]) -> None:
     """secret_spans tries the prose pattern only a few characters before each label word: it must
     give what the pattern's own scan of the whole text gives (case folding of İ, ſ and K included)."""
-    from validators import secret_shapes
+    from brain import secrets as secret_shapes
 
     text = "".join(parts)
     expected = [m.span() for m in secret_shapes._PROSE_SECRET.finditer(text)]

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from validators.patterns import Gate, LazyPattern, Span, disjoint, gate_open
+from brain.patterns import Gate, LazyPattern, Span, disjoint, gate_open
 
-# (kind, pattern, group whose span is the secret, gate: see validators.patterns.Gate)
+# (kind, pattern, group whose span is the secret, gate: see brain.patterns.Gate)
 _SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
     (
         "private-key",
@@ -47,14 +47,59 @@ _SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
     ("jwt", LazyPattern(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, (("eyJ",),)),
     ("bearer-token", LazyPattern(r"\bBearer\s+([A-Za-z0-9._~+/\-]{20,}=*)"), 1, (("bearer",),)),
     ("url-password", LazyPattern(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@?#\[\]()<>\"']+:([^\s@/?#()<>\"']+)@[^\s/]"), 1, (("://",), ("@",))),
+    ("npm-token", LazyPattern(r"\bnpm_[A-Za-z0-9]{36}\b"), 0, (("npm_",),)),
+    ("azure-storage-key", LazyPattern(r"AccountKey=([A-Za-z0-9+/]{40,}={0,2})"), 1, (("AccountKey",),)),
+    ("mailgun-key", LazyPattern(r"\bkey-[0-9a-zA-Z]{32}\b"), 0, (("key-",),)),
+    ("sendgrid-key", LazyPattern(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), 0, (("SG.",),)),
+    ("huggingface-token", LazyPattern(r"\bhf_[A-Za-z0-9]{34,}\b"), 0, (("hf_",),)),
+    ("gitlab-token", LazyPattern(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0, (("glpat-",),)),
+    ("pypi-token", LazyPattern(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), 0, (("pypi-",),)),
+    ("telegram-bot-token", LazyPattern(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"), 0, ((":AA",),)),
+    ("twilio-key", LazyPattern(r"\bSK[0-9a-fA-F]{32}\b"), 0, (("SK",),)),
+    ("digitalocean-token", LazyPattern(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0, (("dop_v1_", "doo_v1_", "dor_v1_"),)),
+    ("shopify-token", LazyPattern(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0, (("shpat_", "shpca_", "shppa_", "shpss_"),)),
 ]
+
+# Numbers that identify a person or an account, checked by their own rules (no word gates them).
+_CARD = LazyPattern(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD_PREFIX = LazyPattern(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)")
+_SSN = LazyPattern(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
+_IBAN = LazyPattern(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _iban_ok(value: str) -> bool:
+    compact = value.replace(" ", "")
+    moved = compact[4:] + compact[:4]
+    return 15 <= len(compact) <= 34 and int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def _number_spans(text: str) -> list[Span]:
+    """Card numbers (Luhn and a card prefix), US social security numbers, IBANs (mod 97)."""
+    if not any(c.isdigit() for c in text):
+        return []
+    spans: list[Span] = []
+    for m in _CARD.finditer(text):
+        digits = "".join(c for c in m.group(0) if c.isdigit())
+        if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and _luhn(digits):
+            spans.append((m.start(), m.end(), "card-number"))
+    spans += [(m.start(), m.end(), "ssn") for m in _SSN.finditer(text)]
+    spans += [(m.start(), m.end(), "iban") for m in _IBAN.finditer(text) if _iban_ok(m.group(0))]
+    return spans
 _LABELS = {
     "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
 }
 _PROSE_SECRET = LazyPattern(
     r"(?i)\b(?P<label>pass(?:word|wd|phrase|code)|pwd|(?:api|access|secret|private)[ _-]?key"
     r"|(?:(?:auth|access|api|bearer|refresh|session)[ _-]?)?token|client[ _-]?secret|secret)\b"
-    r"(?:\s+(?:for|of|to|on)(?:\s+[\w.@'’-]+){1,3})?"
+    r"(?:\s+(?:for|of|to|on|at)(?:\s+[\w.@'’-]+){1,3})?"
     r"\s*(?:\bis\b|\bwas\b|:=|=|:)\s*"
     r"(?:\"(?P<q1>[^\"\n]{4,200})\"|'(?P<q2>[^'\n]{4,200})'|`(?P<q3>[^`\n]{4,200})`|(?P<u>[^\s\"'`,;]{6,200}))"
 )
@@ -137,13 +182,15 @@ def secret_spans(text: str) -> list[Span]:
     Kinds: private-key, anthropic-api-key, openai-api-key, github-token, slack-token,
     slack-webhook, stripe-key, stripe-webhook-secret, google-api-key, google-oauth-secret,
     google-oauth-token, aws-access-key-id, aws-secret-access-key, jwt, bearer-token,
-    url-password (the password of `scheme://user:pass@host`), and password / token / api-key /
-    secret for a value stated in prose ("the wifi password is hunter22", "token: ab12…").
+    url-password (the password of `scheme://user:pass@host`), npm-token, azure-storage-key,
+    mailgun-key, sendgrid-key, huggingface-token, gitlab-token, pypi-token, telegram-bot-token,
+    twilio-key, digitalocean-token, shopify-token, card-number, ssn, iban, and password / token /
+    api-key / secret for a value stated in prose ("the wifi password is hunter22", "token: ab12…").
     """
+    spans = _number_spans(text)
     lower = text.lower()
     if _FIRST_LOWER.search(lower) is None and _FIRST_EXACT.search(text) is None:
-        return []
-    spans: list[Span] = []
+        return disjoint(spans)
     for kind, pattern, group, gate in _SECRETS:
         if not gate_open(gate, text, lower):
             continue

@@ -1,4 +1,4 @@
-"""Shared pieces of the text scanners (validators.secret_shapes, validators.injection).
+"""Shared pieces of the text scanners (brain.secrets, validators.injection).
 
 A span is (start, end, kind): a half-open character range of the scanned text and what it is.
 """
