@@ -1,8 +1,7 @@
-"""BrainRepo: the only module that imports GitPython, and only to create a repository (`init`).
+"""BrainRepo: git for a Brain, through the git CLI, one plain subprocess per call.
 
-Everything else runs the git CLI, one plain subprocess per call, so that no `git cat-file` process
-outlives a call (DEPENDENCIES.md: GitPython leaks processes in long-lived programs such as the
-MCP server).
+No git process outlives a call, which a long-lived reader (a server) needs; the CLI is what git
+itself keeps stable.
 """
 
 from __future__ import annotations
@@ -31,12 +30,14 @@ class LogEntry(Model):
     run_id: str | None = None
 
 
-def _git_module():
-    try:
-        import git  # noqa: PLC0415 - heavy import kept to the one module that needs it
-    except ImportError as exc:  # pragma: no cover - gitpython is a hard dependency
-        raise BrainError("GitPython is not installed", "pip install gitpython") from exc
-    return git
+_UNFINISHED = (
+    ("MERGE_HEAD", ("a merge is in progress", "finish it with `git commit` or stop it with `git merge --abort`")),
+    ("rebase-merge", ("a rebase is in progress", "`git rebase --continue` or `git rebase --abort`")),
+    ("rebase-apply", ("a rebase or `git am` is in progress", "`git rebase --continue` or `--abort`")),
+    ("CHERRY_PICK_HEAD", ("a cherry-pick is in progress", "`git cherry-pick --continue` or `--abort`")),
+    ("REVERT_HEAD", ("a revert is in progress", "`git revert --continue` or `--abort`")),
+    ("BISECT_LOG", ("a bisect is in progress", "`git bisect reset` when done")),
+)
 
 
 class BrainRepo:
@@ -49,9 +50,10 @@ class BrainRepo:
 
     @classmethod
     def init(cls, root: Path) -> "BrainRepo":
-        git = _git_module()
-        repo = git.Repo.init(root, initial_branch="main")
-        repo.close()
+        Path(root).mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run(["git", "init", "-q", "--initial-branch=main", str(root)], capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise BrainError(f"git init failed in {root}: {proc.stderr.strip()}", "install git 2.28 or later")
         return cls(root)
 
     def is_repo(self) -> bool:
@@ -65,6 +67,22 @@ class BrainRepo:
         """Run `git <args>` in the Brain (`stdin`: what it reads); raises BrainError with git's message."""
         proc = self._run(args, env=git_env(env), stdin=stdin)
         return _answer(args, proc.returncode, proc.stdout, proc.stderr)
+
+    def git_dir(self) -> Path:
+        """The repository's git folder (`.git`, or elsewhere for a linked worktree)."""
+        return Path(self.git("rev-parse", "--absolute-git-dir").strip())
+
+    def unfinished(self) -> tuple[str, str] | None:
+        """What the owner began in git and has not finished (a merge, a rebase …), or a detached
+        HEAD, with what to do about it: a commit of Dream's would be taken into it. None when git is
+        at rest on a branch."""
+        gd = self.git_dir()
+        for name, what in _UNFINISHED:
+            if (gd / name).exists():
+                return what
+        if self._run(("symbolic-ref", "-q", "HEAD")).returncode != 0:
+            return "HEAD is detached (no branch is checked out)", "`git switch <branch>`"
+        return None
 
     def head(self) -> str | None:
         """The commit HEAD points at, or None in a repository with no commits."""
@@ -134,7 +152,7 @@ def _answer(args: tuple[str, ...], code: int | None, out: bytes, err: bytes | No
         text = (err or b"").decode("utf-8", "surrogateescape").strip()
         raise BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {code}'}")
     text = out.decode("utf-8", "surrogateescape")
-    return text[:-1] if text.endswith("\n") else text  # as GitPython returned it: one newline less
+    return text[:-1] if text.endswith("\n") else text  # one final newline less, as callers compare lines
 
 
 def blob_id(data: bytes) -> str:

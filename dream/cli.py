@@ -38,6 +38,8 @@ def import_command(fmt: str, path: Path, brain: str | None, as_json: bool) -> No
         click.echo(report.summary())
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
+    if report.read_nothing:
+        raise _Failed(f"nothing could be imported from {path}; see the warnings above")
 
 
 class _Failed(click.ClickException):

@@ -210,7 +210,7 @@ def recover(root: Path) -> str | None:
 
 def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
     """Remove `.git/index.lock` left by a killed git (older than max_age seconds); True when removed."""
-    lock = Path(root) / ".git" / "index.lock"
+    lock = BrainRepo(root).git_dir() / "index.lock"
     try:
         age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:

@@ -43,6 +43,9 @@ def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
+    busy = BrainRepo(root).unfinished()
+    if busy:
+        raise BrainError(f"{root}: {busy[0]}; Dream changed nothing", f"{busy[1]}, then run `dream run` again")
     clock = PhaseClock()
     clock.mark("orient")
     with run_lock(root) as stale:

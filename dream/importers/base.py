@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,8 +61,14 @@ class ImportReport(Model):
         )
         if self.problems:
             n = len(self.problems)
-            line += f"\n{n} problem{'s' if n != 1 else ''} found; everything else was imported"
+            rest = "nothing was imported" if self.read_nothing else "everything else was imported"
+            line += f"\n{n} problem{'s' if n != 1 else ''} found; {rest}"
         return line
+
+    @property
+    def read_nothing(self) -> bool:
+        """True when there were problems and no session could be read at all."""
+        return bool(self.problems) and not (self.created or self.grown or self.unchanged)
 
 
 class SessionWrite(Model):
@@ -118,16 +125,27 @@ def _has_surrogate(text: str) -> bool:
     return False
 
 
-def read_json(path: Path, display: str, problems: list[str]) -> Any | None:
-    """Whole-file JSON, or None with a problem naming the file, line and column."""
+def read_input(path: Path, display: str, problems: list[str], limit: int) -> bytes | None:
+    """A regular file's bytes, or None with the problem said: a FIFO, device or socket is never
+    opened (reading one would wait forever), nor a file over `limit` bytes."""
     try:
-        size = path.stat().st_size
-        if size > MAX_INPUT_BYTES:
-            problems.append(f"{display}: file is larger than {MAX_INPUT_BYTES // 1_000_000} MB; split it and import the parts")
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            problems.append(f"{display}: not a regular file (a pipe, device or socket); pass a file")
             return None
-        data = path.read_bytes()
+        if st.st_size > limit:
+            problems.append(f"{display}: file is larger than {limit // 1_000_000} MB; split it and import the parts")
+            return None
+        return path.read_bytes()
     except OSError as exc:
         problems.append(f"{display}: cannot read ({exc.strerror}); check the path and permissions")
+        return None
+
+
+def read_json(path: Path, display: str, problems: list[str]) -> Any | None:
+    """Whole-file JSON, or None with a problem naming the file, line and column."""
+    data = read_input(path, display, problems, MAX_INPUT_BYTES)
+    if data is None:
         return None
     try:
         return json.loads(data.decode("utf-8-sig"))
@@ -135,6 +153,8 @@ def read_json(path: Path, display: str, problems: list[str]) -> Any | None:
         problems.append(f"{display}: not UTF-8 text; export the file again as JSON")
     except json.JSONDecodeError as exc:
         problems.append(f"{display}:{exc.lineno}:{exc.colno}: malformed JSON ({exc.msg}); fix or re-export the file")
+    except RecursionError:
+        problems.append(f"{display}: JSON nested too deeply to read; re-export the file")
     return None
 
 

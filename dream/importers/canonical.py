@@ -11,7 +11,7 @@ from pathlib import Path
 
 from brain.layout import is_session_id
 from brain.sessions import parse_session
-from dream.importers.base import Parsed, checked_id
+from dream.importers.base import MAX_INPUT_BYTES, Parsed, checked_id, read_input
 
 
 def read_jsonl(path: Path) -> Parsed:
@@ -23,10 +23,8 @@ def read_jsonl(path: Path) -> Parsed:
     problems: list[str] = []
     for file in files:
         display = str(file)
-        try:
-            data = file.read_bytes()
-        except OSError as exc:
-            problems.append(f"{display}: cannot read ({exc.strerror}); check the path and permissions")
+        data = read_input(file, display, problems, MAX_INPUT_BYTES)
+        if data is None:
             continue
         data = _safe_header_id(data, display, problems)
         session, found = parse_session(data, display)
@@ -47,7 +45,7 @@ def _safe_header_id(data: bytes, display: str, problems: list[str]) -> bytes:
             continue
         try:
             obj = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return data
         if not (isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str)):
             return data

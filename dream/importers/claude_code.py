@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from brain.sessions import MAX_SESSION_BYTES, Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id
+from dream.importers.base import Parsed, checked_id, read_input
 
 TOOL_LINE_MAX = 120
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
@@ -39,13 +39,8 @@ def read_claude_code(path: Path) -> Parsed:
 
 def _read_file(file: Path, problems: list[str]) -> Session | None:
     display = str(file)
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        problems.append(f"{display}: cannot read ({exc.strerror}); check the path and permissions")
-        return None
-    if len(data) > MAX_SESSION_BYTES:
-        problems.append(f"{display}: larger than {MAX_SESSION_BYTES // 1_000_000} MB; skipped")
+    data = read_input(file, display, problems, MAX_SESSION_BYTES)
+    if data is None:
         return None
     try:
         text = data.decode("utf-8")
@@ -64,6 +59,9 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
             event = json.loads(raw)
         except json.JSONDecodeError as exc:
             problems.append(f"{display}:{lineno}: malformed JSON ({exc.msg}); line skipped")
+            continue
+        except RecursionError:
+            problems.append(f"{display}:{lineno}: JSON nested too deeply; line skipped")
             continue
         if not isinstance(event, dict):
             problems.append(f"{display}:{lineno}: an event must be a JSON object; line skipped")
