@@ -7,6 +7,7 @@ Whether a claim is supported by its evidence is the semantic verifier's job, not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from brain.citations import CitationTarget
@@ -74,3 +75,37 @@ def cite_in_code(view: BrainView) -> Iterator[Item]:
         for ref in page.code_refs:
             if ref.text.startswith("[cite:"):
                 yield path, ref.line, f"{ref.text} is inside code and cites nothing; move it out of the code span or fence"
+
+
+# Lines of Dream's that state nothing, so need no citation: a list of links or of names (a
+# Related section), the pointers to what a page leaves out, the line of a session with nothing to keep.
+_NOT_A_CLAIM = re.compile(
+    r"(?:[-*+]\s+)?(?:!?\[\[[^\]\n]+\]\](?:\s*[,·]\s*!?\[\[[^\]\n]+\]\])*"
+    r"|[A-Z][\w'’.&-]*(?:\s+[A-Z&][\w'’.&-]*){0,5}"
+    r"|… \d+ older fact\(s\) are in notes/\S+"
+    r"|… and \d+ more \(brain backlinks [\w.-]+\)"
+    r"|Nothing in this session was worth keeping\.)"
+)
+def _new_lines(view: BrainView, path: str, page: Page) -> Iterator[tuple[int, str]]:
+    """(line, text) of the body lines a run adds to a document: not in its live version (those
+    are the owner's, or checked before), and not inside code blocks."""
+    below = view.below.doc(path) if view.below is not None else None
+    before = {line.strip() for line in below.body.split("\n")} if below is not None else set()
+    fenced = False
+    for i, text in enumerate(page.body.split("\n")):
+        stripped = text.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and stripped not in before:
+            yield page.body_line + i, stripped
+
+
+@check("C006", "error", "a line a Dream run adds without a [cite:N] (checked on what a run stages)")
+def uncited_claim(view: BrainView) -> Iterator[Item]:
+    if view.focus is None:  # `brain validate`: the owner's own lines need no citation
+        return
+    for path, page in view.docs.items():
+        for line, text in _new_lines(view, path, page):
+            if text and not text.startswith(("#", "|", ">", "<!--")) and "[cite:" not in text and not _NOT_A_CLAIM.fullmatch(text):
+                # The line itself is not quoted: it is unchecked text, and reasons go into commit messages.
+                yield path, line, "a statement without [cite:N]: every claim Dream writes cites its evidence"

@@ -179,3 +179,21 @@ def test_a_cost_budget_for_a_model_without_a_price_is_refused_before_any_request
     result = dream_run(root, "--backend", "openai", "--max-cost", "0.50", env={"OPENAI_API_KEY": KEY})
     assert result.exit_code == 1 and stub.seen == []
     assert result.stderr.startswith(f"dream: error: no price is known for the model {MODEL}, so --max-cost cannot be enforced")
+
+
+def test_an_uncited_claim_a_model_adds_to_a_page_is_rejected_at_the_gate(tmp_path: Path, stub: Stub) -> None:
+    """Invariant 4 whatever the backend: the gate verifies cited lines and rejects uncited ones."""
+    root = brain_for(tmp_path, stub)
+    lie = "Kenji Mori secretly owns three racing boats."
+    stub.script("write_page", Reply(mangle=lambda a: {**a, "body": a["body"].rstrip("\n") + f"\n\n- {lie}\n"}),
+                contains="page `kenji-mori`")
+    result, report = run_json(root)
+    assert result.exit_code == 0 and report["status"] == "ok"
+    rejected = report["rejected"]["knowledge/people/kenji-mori.md"]
+    assert any("C006 a statement without [cite:N]" in why for why in rejected)
+    others = [why for path, whys in report["rejected"].items() if path != "knowledge/people/kenji-mori.md" for why in whys]
+    assert all(why.endswith("its page knowledge/people/kenji-mori.md was rejected") for why in others)  # its notes wait with it
+    for path in root.rglob("*.md"):
+        if ".git" not in path.parts:
+            assert lie not in path.read_text(encoding="utf-8"), path
+    assert lie not in git(root, "log", "-p")
