@@ -57,18 +57,13 @@ def _root(brain_path: str | None) -> Path:
 
 
 def _view(root: Path) -> BrainView:
-    from brain.tree import DirTree
-    from brain.view import BrainView
+    from brain.answers import view_of
 
-    return BrainView(DirTree(root))
+    return view_of(root)
 
 
 def _echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def _indent(text: str) -> str:
-    return "\n".join("    " + line if line else "" for line in text.splitlines()) or "    "
 
 
 @click.group(cls=BrainGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -118,13 +113,9 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     person, project and preference pages first, then more backlinks, then more recently
     updated) and a last line says how many pages were left out.
     """
-    from brain.config import BrainConfig
-    from brain.indexing import index_for_agent, indexed_documents
+    from brain.answers import index_result
 
-    root = _root(brain_path)
-    limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    view = _view(root)
-    result = index_for_agent(view, limit, lambda: indexed_documents(view.tree))
+    result = index_result(_root(brain_path), budget)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return
@@ -141,13 +132,15 @@ def show(name: str, brain_path: str | None, as_json: bool) -> None:
     NAME is a slug, alias, title, note stem, session id or path (case-insensitive). With
     --json: its front matter, body, links and cites, each with its line.
     """
+    from brain.answers import show_text
     from brain.lookup import find_doc
 
-    view = _view(_root(brain_path))
-    path = find_doc(view, name)
+    root = _root(brain_path)
     if not as_json:
-        click.echo(view.tree.read_bytes(path).decode("utf-8", errors="replace"), nl=False)
+        click.echo(show_text(root, name), nl=False)
         return
+    view = _view(root)
+    path = find_doc(view, name)
     if path in view.errors:
         raise view.errors[path]
     page = view.docs[path]
@@ -157,21 +150,13 @@ def show(name: str, brain_path: str | None, as_json: bool) -> None:
     })
 
 
-def _link_rows(links, side: str) -> list[dict[str, Any]]:
-    rows = []
-    for lk in links:
-        path = getattr(lk, side)
-        slug = path.rsplit("/", 1)[1].removesuffix(".md") if path else lk.name
-        rows.append({"slug": slug, "line": lk.line, "path": path, "name": lk.name})
-    return rows
-
-
 def _print_rows(rows: list[dict[str, Any]], as_json: bool, empty: str) -> None:
+    from brain.answers import rows_text
+
     if as_json:
         _echo_json(rows)
         return
-    for row in rows:
-        click.echo(f"{row['slug']}\t{row['line']}\t{row['path'] or '(not found)'}")
+    click.echo(rows_text(rows), nl=False)
     if not rows:
         click.echo(empty, err=True)
 
@@ -186,10 +171,9 @@ def links(name: str, brain_path: str | None, as_json: bool) -> None:
     One line per link: `slug<TAB>line<TAB>path`, where line is the line in NAME; a link
     that resolves to nothing shows `(not found)`.
     """
-    from brain.graph import build_graph
+    from brain.answers import link_rows
 
-    graph = build_graph(_view(_root(brain_path)))
-    _print_rows(_link_rows(graph.outlinks(name), "target"), as_json, f"{name} links to no page")
+    _print_rows(link_rows(_root(brain_path), name, "target"), as_json, f"{name} links to no page")
 
 
 @main.command()
@@ -202,10 +186,9 @@ def backlinks(name: str, brain_path: str | None, as_json: bool) -> None:
     One line per link: `slug<TAB>line<TAB>path` of the linking document, where line is the
     line of the link in it.
     """
-    from brain.graph import build_graph
+    from brain.answers import link_rows
 
-    graph = build_graph(_view(_root(brain_path)))
-    _print_rows(_link_rows(graph.backlinks(name), "source"), as_json, f"no document links to {name}")
+    _print_rows(link_rows(_root(brain_path), name, "source"), as_json, f"no document links to {name}")
 
 
 @main.command()
@@ -219,17 +202,16 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
     Resolves `[cite:N]` of NAME through its `sources` and prints each cited turn (session,
     turn, speaker and time, then the text indented), or the connector record or note.
     """
+    from brain.answers import cite_text
     from brain.evidence import cite_evidence
     from brain.lookup import find_doc
 
-    view = _view(_root(brain_path))
-    evidence = cite_evidence(view, find_doc(view, name), n)
-    if as_json:
-        _echo_json(evidence.model_dump())
+    root = _root(brain_path)
+    if not as_json:
+        click.echo(cite_text(root, name, n), nl=False)
         return
-    for item in evidence.items:
-        click.echo(item.label)
-        click.echo(_indent(item.text))
+    view = _view(root)
+    _echo_json(cite_evidence(view, find_doc(view, name), n).model_dump())
 
 
 @main.command()
@@ -331,9 +313,9 @@ def search(query: str, k: int, kinds: tuple[str, ...], embedder: str | None, bra
     if as_json:
         _echo_json(result.model_dump())
         return
-    for n, hit in enumerate(result.hits, 1):
-        click.echo(f"{n}. {hit.ref}  [{hit.kind}{' ' + hit.date if hit.date else ''}]  {hit.why()}")
-        click.echo(_indent(hit.title + ": " + " ".join(hit.text.split())[:300]))
+    from brain.answers import search_text
+
+    click.echo(search_text(result), nl=False)
     click.echo(f"search: {result.mode}, {len(result.hits)} results; {result.index.chunks} chunks indexed", err=True)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
@@ -380,6 +362,21 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
     for qid, text in asked:
         packet = builder.build(text, options)
         click.echo(json.dumps({"id": qid, **packet.model_dump()}, ensure_ascii=False))
+
+
+@main.command()
+@embedder_option
+@brain_option
+def mcp(embedder: str | None, brain_path: str | None) -> None:
+    """Serve the Brain to agents over the Model Context Protocol (stdio).
+
+    Read-only. Tools: search, context, show, cite, links, recent, index; the index is also the
+    resource brain://index. Register it with an MCP client as the command `brain mcp --brain PATH`.
+    """
+    from brain.mcp_server import build_server
+
+    root = _root(brain_path)
+    build_server(root, _embedder(root, embedder)).run("stdio")
 
 
 def _summary(errors: int, warnings: int, files: int) -> str:

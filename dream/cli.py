@@ -156,7 +156,7 @@ def demo_command(dest: Path, now: str) -> None:
 
     report = make_demo(dest, now)
     click.echo(report.text(verbose=True))
-    click.echo(f"\nBrain ready at {dest}. Try: brain --brain {dest} index")
+    click.echo(f"\nBrain ready at {dest}. Try: brain index --brain {dest}")
 
 
 @main.command(name="eval")

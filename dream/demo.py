@@ -10,6 +10,7 @@ from brain.errors import BrainError
 from brain.repo import BrainRepo
 from brain.scaffold import init_brain
 from dream.backends import get_backend
+from dream.bundled import bundled
 from dream.report import RunReport
 from dream.run import run
 from dream.settings import RunFlags, load_settings
@@ -19,10 +20,10 @@ INPUTS = (layout.CONFIG, layout.GUIDE, layout.RULES, layout.SESSIONS_RAW, layout
 
 
 def persona_dir() -> Path:
-    """fixtures/nadia of this checkout (the demo runs from a source install: `pip install -e .`)."""
-    here = Path(__file__).resolve().parent.parent / "fixtures" / "nadia"
+    """The bundled example's folder (fixtures/nadia in a checkout)."""
+    here = bundled("nadia")
     if not (here / layout.SESSIONS_RAW).is_dir():
-        raise BrainError("the bundled example (fixtures/nadia) is not next to the installed code", "install from a checkout with `pip install -e .`")
+        raise BrainError(f"the bundled example is missing ({here})", "reinstall: `pip install .` from a checkout")
     return here
 
 

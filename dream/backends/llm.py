@@ -17,7 +17,6 @@ import re
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, Callable, ClassVar, Literal
 
 import jinja2
@@ -53,11 +52,12 @@ from dream.backends.errors import (
     BackendUnavailable,
     NetworkDisabledError,
 )
+from dream.bundled import bundled
 from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, cost
 from dream.instructions import Instructions, parse_instructions
 from dream.sanitize import sanitize_session
 
-SKILL = Path(__file__).resolve().parents[2] / "skills" / "dream" / "SKILL.md"
+SKILL = bundled("skills") / "dream" / "SKILL.md"
 #: Turns shown before a grown session's first new turn, as context for pronouns.
 CONTEXT_TURNS = 2
 #: Claims judged in one verify call.
