@@ -8,7 +8,6 @@ stderr with exit status 1. Modules beyond click are imported inside the commands
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from brain import __version__
+from brain.cli_agents import hook, install, mcp
+from brain.cli_options import brain_option, embedder_name, embedder_option, json_option, root_of
 from brain.errors import BrainError, PageError
 
 if TYPE_CHECKING:
@@ -34,26 +35,6 @@ class BrainGroup(click.Group):
             if exc.hint:
                 click.echo(f"hint: {exc.hint}", err=True)
             ctx.exit(1)
-
-
-def brain_option(f):
-    return click.option(
-        "--brain",
-        "brain_path",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Brain folder (default: $BRAIN_HOME, else the current folder).",
-    )(f)
-
-
-def json_option(f):
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
-
-
-def _root(brain_path: str | None) -> Path:
-    from brain.home import locate_brain
-
-    return locate_brain(brain_path, os.environ, Path.cwd())
 
 
 def _view(root: Path) -> BrainView:
@@ -115,7 +96,7 @@ def index(budget: int | None, brain_path: str | None, as_json: bool) -> None:
     """
     from brain.answers import index_result
 
-    result = index_result(_root(brain_path), budget)
+    result = index_result(root_of(brain_path), budget)
     if as_json:
         _echo_json({**result.model_dump(), "trimmed": result.trimmed})
         return
@@ -135,7 +116,7 @@ def show(name: str, brain_path: str | None, as_json: bool) -> None:
     from brain.answers import show_text
     from brain.lookup import find_doc
 
-    root = _root(brain_path)
+    root = root_of(brain_path)
     if not as_json:
         click.echo(show_text(root, name), nl=False)
         return
@@ -173,7 +154,7 @@ def links(name: str, brain_path: str | None, as_json: bool) -> None:
     """
     from brain.answers import link_rows
 
-    _print_rows(link_rows(_root(brain_path), name, "target"), as_json, f"{name} links to no page")
+    _print_rows(link_rows(root_of(brain_path), name, "target"), as_json, f"{name} links to no page")
 
 
 @main.command()
@@ -188,7 +169,7 @@ def backlinks(name: str, brain_path: str | None, as_json: bool) -> None:
     """
     from brain.answers import link_rows
 
-    _print_rows(link_rows(_root(brain_path), name, "source"), as_json, f"no document links to {name}")
+    _print_rows(link_rows(root_of(brain_path), name, "source"), as_json, f"no document links to {name}")
 
 
 @main.command()
@@ -206,7 +187,7 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
     from brain.evidence import cite_evidence
     from brain.lookup import find_doc
 
-    root = _root(brain_path)
+    root = root_of(brain_path)
     if not as_json:
         click.echo(cite_text(root, name, n), nl=False)
         return
@@ -229,7 +210,7 @@ def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
     from brain.lookup import find_doc
     from brain.repo import BrainRepo
 
-    root = _root(brain_path)
+    root = root_of(brain_path)
     path = name if name.endswith(".md") and "/" in name else find_doc(_view(root), name)
     entries = BrainRepo(root).log(path, limit=limit)
     if as_json:
@@ -260,7 +241,7 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
     """
     from validators import run_checks
 
-    view = _view(_root(brain_path))
+    view = _view(root_of(brain_path))
     findings = run_checks(view, select=select, ignore=ignore)
     if as_json or fmt == "json":
         _echo_json([f.model_dump() for f in findings])
@@ -272,20 +253,6 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
     click.echo(_summary(errors, warnings, len(view.files)), err=True)
     if errors or (strict and warnings):
         ctx.exit(1)
-
-
-def embedder_option(f):
-    return click.option(
-        "--embedder", type=click.Choice(["auto", "wordllama", "minilm", "none"]), default=None,
-        help="Dense vectors: auto (wordllama when installed), wordllama, minilm (the [minilm] extra), or none (default: [search] embedder in brain.toml, else auto).",
-    )(f)
-
-
-def _embedder(root: Path, flag: str | None) -> str:
-    from brain.config import BrainConfig
-
-    table = (BrainConfig.load(root).model_extra or {}).get("search")
-    return flag or (table.get("embedder") if isinstance(table, dict) else None) or "auto"
 
 
 @main.command()
@@ -306,8 +273,8 @@ def search(query: str, k: int, kinds: tuple[str, ...], embedder: str | None, bra
     """
     from brain.search import Searcher
 
-    root = _root(brain_path)
-    searcher = Searcher.open(root, embedder=_embedder(root, embedder))
+    root = root_of(brain_path)
+    searcher = Searcher.open(root, embedder=embedder_name(root, embedder))
     result = searcher.search(query, k=k, kinds=kinds)
     searcher.close()
     if as_json:
@@ -349,8 +316,8 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
     from brain.context import ContextBuilder, ContextOptions, read_questions, render_packet
     from brain.search import Searcher
 
-    root = _root(brain_path)
-    builder = ContextBuilder(root, Searcher.open(root, embedder=_embedder(root, embedder)))
+    root = root_of(brain_path)
+    builder = ContextBuilder(root, Searcher.open(root, embedder=embedder_name(root, embedder)))
     options = ContextOptions(budget=budget, reserve=reserve, now=now.date() if now else dt.date.today())
     if questions_file is None:
         packet = builder.build(question, options)
@@ -364,21 +331,6 @@ def context(question: str | None, budget: int, reserve: int, questions_file: Pat
         click.echo(json.dumps({"id": qid, **packet.model_dump()}, ensure_ascii=False))
 
 
-@main.command()
-@embedder_option
-@brain_option
-def mcp(embedder: str | None, brain_path: str | None) -> None:
-    """Serve the Brain to agents over the Model Context Protocol (stdio).
-
-    Read-only. Tools: search, context, show, cite, links, recent, index; the index is also the
-    resource brain://index. Register it with an MCP client as the command `brain mcp --brain PATH`.
-    """
-    from brain.mcp_server import build_server
-
-    root = _root(brain_path)
-    build_server(root, _embedder(root, embedder)).run("stdio")
-
-
 def _summary(errors: int, warnings: int, files: int) -> str:
     def count(n: int, word: str) -> str:
         return f"{n} {word}{'' if n == 1 else 's'}"
@@ -387,5 +339,10 @@ def _summary(errors: int, warnings: int, files: int) -> str:
     return f"{found} in {count(files, 'file')}"
 
 
+for _command in (mcp, hook, install):
+    main.add_command(_command)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main(prog_name="brain"))
+

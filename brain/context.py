@@ -328,7 +328,3 @@ def _without_date(cites: str, date: str) -> str:
 def _turn_number(ref: str) -> int:
     return int(ref.rpartition("#t")[2])
 
-
-def _as_hit(chunk, score: float) -> SearchHit:
-    return SearchHit(ref=chunk.ref, kind=chunk.kind, path=chunk.path, title=chunk.title, text=chunk.text,
-                     cites=chunk.cites, date=chunk.date, confidence=chunk.confidence, meta=chunk.meta, score=score)

@@ -120,29 +120,10 @@ class BrainGraph:
         """How many other documents link to `path`."""
         return sum(1 for s, _, d in self.graph.in_edges(path, data=True) if d["kind"] == "link" and s != path)
 
-    def orphans(self) -> list[str]:
-        """Pages that no other document links to, sorted by path."""
-        return [p for p, d in sorted(self.graph.nodes(data=True)) if d["kind"] == "page" and self.in_degree(p) == 0]
-
-    def neighbours(self, name: str, depth: int = 1) -> dict[str, int]:
-        """Documents within `depth` link hops (either direction) → distance, nearest first."""
-        path = self.node(name)
-        links = nx.subgraph_view(self.graph, filter_edge=lambda u, v: self.graph[u][v]["kind"] == "link")
-        dist = nx.single_source_shortest_path_length(links.to_undirected(as_view=True), path, cutoff=depth)
-        return dict(sorted(((p, d) for p, d in dist.items() if p != path), key=lambda item: (item[1], item[0])))
-
     def evidence(self, name: str) -> list[str]:
         """Citation targets the document cites, sorted."""
         path = self.node(name)
         return sorted(t for _, t, d in self.graph.out_edges(path, data=True) if d["kind"] == "cite")
-
-    def cited_by(self, target: str) -> list[str]:
-        """Documents citing a target (any form `CitationTarget` parses), sorted."""
-        node = str(CitationTarget.parse(target))
-        if node not in self.graph:
-            return []
-        return sorted(s for s, _, d in self.graph.in_edges(node, data=True) if d["kind"] == "cite")
-
 
 def build_graph(view: BrainView) -> BrainGraph:
     return BrainGraph(view)

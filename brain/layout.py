@@ -83,10 +83,6 @@ def note_path(topic: str, slug: str) -> str:
     return f"{NOTES}/{topic}/{slug}.md"
 
 
-def is_slug(text: str) -> bool:
-    return len(text) <= SLUG_MAX and bool(SLUG_RE.match(text)) and text not in RESERVED_STEMS
-
-
 def is_session_id(text: str) -> bool:
     return bool(SESSION_ID_RE.match(text)) and ".." not in text and not is_unsafe_component(text)
 

@@ -11,7 +11,6 @@ import re
 
 from pydantic import ConfigDict, ValidationError
 
-from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
 from brain.frontmatter import Frontmatter, dump_frontmatter, key_lines_of, scalar, split_frontmatter
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
@@ -164,9 +163,3 @@ def _patch_block(block: str, old: Frontmatter, new: Frontmatter) -> str | None:
         return None
     return patched
 
-
-def parse_target_or_none(fm: Frontmatter, n: int) -> CitationTarget | None:
-    try:
-        return fm.target(n)
-    except (KeyError, CitationError):
-        return None

@@ -102,10 +102,6 @@ class BrainRepo:
         self.git(*args, "--", *(paths or ["."]))
         return self.head()
 
-    def show(self, rev: str, rel: str) -> bytes | None:
-        """File bytes at a revision, None when absent there."""
-        return self._bytes("show", f"{rev}:{rel}")
-
     def cat_blob(self, blob: str) -> bytes | None:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
         return self._bytes("cat-file", "blob", blob)

@@ -170,9 +170,6 @@ class SearchIndex:
     def light(self, ids: list[int]) -> dict[int, Light]:
         return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}
 
-    def light_by_refs(self, refs: list[str]) -> dict[str, Light]:
-        return {row[1]: Light(*row) for row in self._rows(_LIGHT, "ref", refs)}
-
     def by_refs(self, refs: list[str]) -> dict[str, tuple[int, Chunk]]:
         """(id, chunk) by ref, for refs that exist (e.g. the turns a page cites)."""
         return {row[1]: (row[0], _chunk(row[1:])) for row in self._rows(_COLUMNS, "ref", refs)}

@@ -142,40 +142,6 @@ def _first_words(exact: bool) -> LazyPattern:
 _FIRST_EXACT, _FIRST_LOWER = _first_words(exact=True), _first_words(exact=False)
 
 
-#: Each label _PROSE_SECRET takes holds one of these words, at most _LABEL_LEAD characters into it
-#: ("session_token", "private-key", "client secret").
-_LABEL_WORDS = ("pass", "pwd", "key", "token", "secret")
-_LABEL_LEAD = 8
-_LABEL_WORDS_ANY_CASE = tuple(LazyPattern(w, re.IGNORECASE) for w in _LABEL_WORDS)
-
-
-def _prose_matches(text: str, lower: str):
-    """`_PROSE_SECRET.finditer(text)`, tried only where a label can start: a few characters before
-    each label word. The regex's case-insensitive label alternation, tried at every word of a long
-    generated file (log.md lists 10,000 session ids after a first compile), cost 20-50 ms."""
-    starts: set[int] = set()
-    if len(lower) == len(text) and "\u017f" not in text and "\u212a" not in text:
-        # lower() kept every offset, and no character outside ASCII folds to a label's letters
-        # (long s, Kelvin sign): the words are found by str.find in the lower-cased text
-        for word in _LABEL_WORDS:
-            at = lower.find(word)
-            while at >= 0:
-                starts.update(range(max(0, at - _LABEL_LEAD), at + 1))
-                at = lower.find(word, at + 1)
-    else:
-        for word in _LABEL_WORDS_ANY_CASE:
-            for m in word.finditer(text):
-                starts.update(range(max(0, m.start() - _LABEL_LEAD), m.start() + 1))
-    end = 0
-    for start in sorted(starts):
-        if start < end:
-            continue
-        m = _PROSE_SECRET.match(text, start)
-        if m is not None:
-            yield m
-            end = m.end()
-
-
 def secret_spans(text: str) -> list[Span]:
     """(start, end, kind) of each credential-shaped string, sorted and non-overlapping.
 
@@ -204,7 +170,7 @@ def secret_spans(text: str) -> list[Span]:
                 continue
             spans.append((m.start(group), m.end(group), kind))
     if gate_open(_PROSE_GATE, text, lower):
-        for m in _prose_matches(text, lower):
+        for m in _PROSE_SECRET.finditer(text):
             group = next(g for g in ("q1", "q2", "q3", "u") if m.group(g) is not None)
             start, value = m.start(group), m.group(group)
             if group == "u":

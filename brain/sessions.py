@@ -11,7 +11,6 @@ become `[REDACTED:<kind>]` and invisible characters go, so no reader — `brain 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
@@ -158,10 +157,6 @@ def _line_object(raw: str, lineno: int, problem) -> dict | None:
         problem(lineno, "a line must be a JSON object; line skipped")
         return None
     return obj
-
-
-def read_session(path: Path, rel: str | None = None) -> tuple[Session | None, list[SessionProblem]]:
-    return parse_session(path.read_bytes(), rel or str(path))
 
 
 def render_session(session: Session) -> str:

@@ -194,20 +194,7 @@ class BrainView:
             out[path.rsplit("/", 1)[1][:-3]].append(path)
         return dict(out)
 
-    def find_page(self, query: str) -> Page | None:
-        """A page by slug, alias or title (case-insensitive); None when unknown or ambiguous."""
-        hits = [p for p in self.resolve(query) if p in self.pages]
-        if not hits:
-            folded = query.strip().casefold()
-            hits = [p for p, d in self.pages.items() if d.frontmatter.title.casefold() == folded]
-        return self.pages[hits[0]] if len(hits) == 1 else None
-
     # -- sessions ---------------------------------------------------------------------------
-    @cached_property
-    def session_ids(self) -> list[str]:
-        prefix = layout.SESSIONS_RAW + "/"
-        return [f[len(prefix) : -6] for f in under(self.files, prefix) if f.endswith(".jsonl") and f.count("/") == 2]
-
     def session(self, session_id: str) -> Session | None:
         if session_id not in self._sessions:
             if self.below is not None and isinstance(self.tree, OverlayTree):

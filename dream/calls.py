@@ -7,7 +7,6 @@ logged here (they go to the record, `dream run --record`), and no header is: the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import ConfigDict
@@ -130,13 +129,6 @@ class CallLog:
     def next_seq(self) -> int:
         self.seq += 1
         return self.seq
-
-
-def read_calls(run_dir: Path) -> list[CallRecord]:
-    path = Path(run_dir) / "calls.jsonl"
-    if not path.is_file():
-        return []
-    return [CallRecord.model_validate(json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def over_budget(usage: Usage, max_tokens: int | None, max_cost: float | None) -> str | None:

@@ -227,11 +227,34 @@ def _budgets(text: str, flag: str) -> tuple[int, ...]:
         raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
 
 
-def _budgets(text: str, flag: str) -> tuple[int, ...]:
+@main.group()
+def hook() -> None:
+    """Hooks that Claude Code runs (installed by `brain install claude-code`)."""
+
+
+@hook.command("session-end")
+@click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
+def session_end(brain: str | None) -> None:
+    """Import the transcript of the Claude Code session that ended (its JSON on stdin:
+    transcript_path, session_id, cwd) into sessions/raw/; the nightly `dream run` compiles it.
+
+    Fast and idempotent (a transcript imported twice is imported once); fails open: a problem is
+    one line on stderr and exit 0, so the session ends normally.
+    """
+    import json
+    import sys
+
     try:
-        return tuple(int(b) for b in text.split(",") if b.strip())
-    except ValueError:
-        raise click.BadParameter(f"{text!r}: write token budgets as numbers separated by commas, e.g. 500,1000", param_hint=flag) from None
+        from dream.importers import import_path
+
+        payload = json.loads(sys.stdin.read() or "{}")
+        transcript = Path(str(payload["transcript_path"])).expanduser()
+        report = import_path("claude-code", transcript, _brain_root(brain))
+    except Exception as exc:  # noqa: BLE001 - a hook must never stop a session from ending
+        click.echo(f"dream: this session was not saved to the Brain: {exc}", err=True)
+        return
+    for problem in report.problems:
+        click.echo(f"dream: {problem}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,9 @@ from brain.model import Model
 from brain.sessions import Session
 from dream.instructions import Instructions
 from dream.text.words import sentences
-from validators.safety import injection_spans, redact_secrets, strip_invisible
+from brain.invisible import strip_invisible
+from brain.secrets import redact_secrets
+from validators.injection import injection_spans
 
 INJECTION_PLACEHOLDER = "[untrusted instruction removed]"
 NEVER_RECORD_PLACEHOLDER = "[omitted: a never-record topic]"

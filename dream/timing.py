@@ -60,11 +60,3 @@ class PhaseClock:
         if Path(run_dir).is_dir():
             (Path(run_dir) / TIMINGS_FILE).write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
 
-
-def read_timings(run_dir: Path) -> dict | None:
-    """A run folder's timings.json, or None when it has none (or it does not parse)."""
-    try:
-        data = json.loads((Path(run_dir) / TIMINGS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("phases"), dict) else None

@@ -36,8 +36,8 @@ unexpected error is reported as one E000 finding (path `.`, line 0) and the othe
 Quoted material: text inside a blockquote callout that starts with `> [!untrusted]` is quoted
 and flagged, so X002/X003 skip it; X001 (secrets) and X004/X005 (invisible characters) never do.
 The generated indexes (`knowledge/index.md`, `knowledge/log.md`, `sessions/index.md`) are scanned
-whole, like every other file. The text helpers behind the X checks are reusable: `validators.safety.secret_spans`,
-`redact_secrets`, `injection_spans` and `strip_invisible`.
+whole, like every other file. The same rules clean transcript text as it is read:
+`brain.secrets.redact_secrets` and `brain.invisible.strip_invisible` (`validators.injection` finds instructions).
 """
 
 

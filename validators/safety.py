@@ -2,9 +2,8 @@
 
 Scanned: every file under knowledge/ and notes/, session summaries, and the generated indexes
 (knowledge/index.md, knowledge/log.md, sessions/index.md); raw sessions are input and are not.
-Each file is read once per run. The text helpers live in brain.secrets and
-validators.injection and are re-exported here for the compiler: secret_spans, redact_secrets,
-injection_spans, strip_invisible (plus invisible_spans and untrusted_regions).
+Each file is read once per run. The text rules live in brain.secrets, brain.invisible and
+validators.injection.
 """
 
 from __future__ import annotations
@@ -14,15 +13,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from brain import layout
+from brain.invisible import strip_invisible
+from brain.patterns import Span
+from brain.secrets import secret_spans
 from brain.view import BrainView
 from validators.documents import LineIndex, cached, doc_text
-from brain.invisible import invisible_spans, strip_invisible
-from validators.injection import injection_spans, untrusted_regions
-from brain.patterns import Span
-from brain.secrets import redact_secrets, secret_spans
+from validators.injection import injection_spans
 from validators.registry import check
-
-__all__ = ["injection_spans", "invisible_spans", "redact_secrets", "secret_spans", "strip_invisible", "untrusted_regions"]
 
 Item = tuple[str, int, str]
 _ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")

@@ -114,15 +114,7 @@ def checked_id(raw: str, where: str, problems: list[str]) -> str:
 
 def clean_text(text: str) -> str:
     """Text that survives a UTF-8 round trip (lone surrogates from JSON escapes become U+FFFD)."""
-    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
-
-
-def _has_surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def read_input(path: Path, display: str, problems: list[str], limit: int) -> bytes | None:

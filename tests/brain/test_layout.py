@@ -17,15 +17,6 @@ def test_type_folders_and_paths():
     assert layout.note_path("juds", "due") == "notes/juds/due.md"
 
 
-@pytest.mark.parametrize(
-    ("text", "ok"),
-    [("kyoto", True), ("sora-city-lab-2", True), ("Kyoto", False), ("a--b", False), ("-a", False),
-     ("index", False), ("com1", False), ("a" * 80, True), ("a" * 81, False), ("", False)],
-)
-def test_is_slug(text, ok):
-    assert layout.is_slug(text) is ok
-
-
 def test_slugify():
     assert layout.slugify("Sora City Laboratory (Kyoto)") == "sora-city-laboratory-kyoto"
     assert layout.slugify("Ünïcödé Café") == "unicode-cafe"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brain.sessions import Session, SessionHeader, Turn, parse_session, read_session, render_session
+from brain.sessions import Session, SessionHeader, Turn, parse_session, render_session
 
 HEADER = '{"type":"session","id":"s1","started":"2026-05-03T10:02:00+09:00","participants":["Nadia","assistant"]}'
 
@@ -72,7 +72,7 @@ def test_render_then_read_round_trip(tmp_path):
     assert text.splitlines()[0] == '{"type":"session","id":"s1","started":"2026-05-03T10:02:00+09:00","participants":["Nadia"]}'
     path = tmp_path / "s1.jsonl"
     path.write_text(text, encoding="utf-8")
-    again, problems = read_session(path, "sessions/raw/s1.jsonl")
+    again, problems = parse_session(path.read_bytes(), "sessions/raw/s1.jsonl")
     assert problems == [] and again == session
 
 

@@ -15,7 +15,8 @@ from brain.scaffold import init_brain
 from dream.backends import get_backend
 from dream.run import run
 from dream.settings import RunFlags, load_settings
-from validators.safety import injection_spans, secret_spans
+from brain.secrets import secret_spans
+from validators.injection import injection_spans
 
 WHEN = "2026-08-01T10:00:00+09:00"
 

@@ -11,7 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from brain.layout import is_session_id
-from brain.sessions import read_session
+from brain.sessions import parse_session
+
+
+def read_session(path: Path):
+    return parse_session(path.read_bytes(), str(path))
 from dream.cli import main
 from dream.importers import IMPORTERS, import_path, read_source, safe_session_id
 from dream.importers.base import apply_import, plan_import

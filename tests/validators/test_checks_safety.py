@@ -8,11 +8,11 @@ from __future__ import annotations
 
 
 import pytest
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
 from validator_brain import BRAIN, NADIA, SESSION, brain_with
 
-from validators.safety import injection_spans, redact_secrets, secret_spans, strip_invisible, untrusted_regions
+from brain.invisible import strip_invisible
+from brain.secrets import redact_secrets, secret_spans
+from validators.injection import injection_spans, untrusted_regions
 
 from safety_corpus import INJECTIONS, NOT_INJECTIONS, NOT_SECRETS, SECRETS  # noqa: E402
 
@@ -179,26 +179,6 @@ def test_the_first_word_scan_never_hides_an_open_gate():
                 lower = text.lower()
                 if gate_open((gate[0],), text, lower):
                     assert _FIRST_LOWER.search(lower) or _FIRST_EXACT.search(text), (word, text)
-
-
-_PROSE_ALPHABET = st.sampled_from(
-    ["pass", "word", "pwd", "key", "api", "_", "-", " ", "token", "secret", "client", "session", "is", "was", ":", "=",
-     "\n", "'", '"', "`", "hunter22", "x9Y", "for", "the", "wifi", "İ", "ſ", "K", "PASS", "Token", "é", ".", ",",
-     "paſſ", "ſecret", "\u212aey", "İpass"])
-
-
-@settings(max_examples=600, deadline=None, derandomize=True)
-@given(parts=st.lists(_PROSE_ALPHABET, max_size=30))
-@example(parts=["paſſ", "word", " ", "is", " ", "hunter22"])  # a long s folds to s in the pattern, not in lower()
-@example(parts=["İ"] * 12 + [" ", "pass", "word", ":", "x9Y", "hunter22"])  # lower() lengthens İ: offsets move
-def test_prose_secrets_are_found_where_the_regex_finds_them(parts: list[str]) -> None:
-    """secret_spans tries the prose pattern only a few characters before each label word: it must
-    give what the pattern's own scan of the whole text gives (case folding of İ, ſ and K included)."""
-    from brain import secrets as secret_shapes
-
-    text = "".join(parts)
-    expected = [m.span() for m in secret_shapes._PROSE_SECRET.finditer(text)]
-    assert [m.span() for m in secret_shapes._prose_matches(text, text.lower())] == expected
 
 
 # -- generated indexes: scanned line by line, lines known clean skipped ---------------------------
