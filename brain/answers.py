@@ -21,14 +21,16 @@ def indent(text: str) -> str:
     return "\n".join("    " + line if line else "" for line in text.splitlines()) or "    "
 
 
-def index_result(root: Path, budget: int | None = None):
-    """The compact map of the Brain within `budget` tokens (brain.toml's default when None)."""
+def index_result(root: Path, budget: int | None = None, fresh: bool = True):
+    """The compact map of the Brain within `budget` tokens (brain.toml's default when None),
+    trimmed by ranks from the search index brought up to date, or as last left (`fresh=False`)."""
     from brain.config import BrainConfig
-    from brain.indexing import index_for_agent, indexed_documents
+    from brain.indexing import index_for_agent, indexed_documents, last_indexed_documents
 
     view = view_of(root)
     limit = budget if budget is not None else BrainConfig.load(root).index.budget
-    return index_for_agent(view, limit, lambda: indexed_documents(view.tree))
+    documents = indexed_documents if fresh else last_indexed_documents
+    return index_for_agent(view, limit, lambda: documents(view.tree))
 
 
 def show_text(root: Path, name: str) -> str:

@@ -83,6 +83,26 @@ def indexed_documents(tree: DirTree) -> dict[str, DocInfo]:
         index.close()
 
 
+def last_indexed_documents(tree: DirTree) -> dict[str, DocInfo]:
+    """What the search index kept of each document when a search last brought it up to date,
+    without reading the files again (SessionStart: a walk of a large Brain takes half a second,
+    and ranks only choose which index lines a trim keeps); brought up to date when it cannot be read."""
+    import sqlite3
+
+    from brain.search_index import INDEX_FILE, SCHEMA_VERSION, documents_in
+
+    try:
+        conn = sqlite3.connect(f"file:{tree.root / INDEX_FILE}?mode=ro", uri=True)
+        try:
+            if conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (SCHEMA_VERSION,):
+                return documents_in(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
+    return indexed_documents(tree)
+
+
 def page_ranks(documents: dict[str, DocInfo]) -> dict[str, tuple]:
     """slug → sort key of its index line; smaller sorts first and is kept longest.
 

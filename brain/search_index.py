@@ -161,11 +161,7 @@ class SearchIndex:
         return self._speakers
 
     def documents(self) -> dict[str, DocInfo]:
-        """path → what ranking pages needs of each readable page, and of each other readable
-        document that names a link (brain.indexing.page_ranks)."""
-        rows = self.conn.execute("SELECT path, links, aliases, updated FROM files WHERE links != '' OR (links IS NOT NULL AND path LIKE 'knowledge/%')")
-        return {path: DocInfo(links.split("\n") if links else [], aliases.split("\n") if aliases else [], updated)
-                for path, links, aliases, updated in rows}
+        return documents_in(self.conn)
 
     def light(self, ids: list[int]) -> dict[int, Light]:
         return {row[0]: Light(*row) for row in self._rows(_LIGHT, "id", ids)}
@@ -284,6 +280,14 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
         conn.execute("INSERT INTO meta VALUES ('schema', ?), ('generation', '0'), ('instance', ?)",
                      (SCHEMA_VERSION, os.urandom(8).hex()))
     return conn, reason
+
+
+def documents_in(conn: sqlite3.Connection) -> dict[str, DocInfo]:
+    """path → what ranking pages needs of each readable page, and of each other readable document
+    that names a link (brain.indexing.page_ranks)."""
+    rows = conn.execute("SELECT path, links, aliases, updated FROM files WHERE links != '' OR (links IS NOT NULL AND path LIKE 'knowledge/%')")
+    return {path: DocInfo(links.split("\n") if links else [], aliases.split("\n") if aliases else [], updated)
+            for path, links, aliases, updated in rows}
 
 
 def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", rebuilt: str | None, tree: DirTree) -> IndexStats:

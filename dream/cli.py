@@ -24,12 +24,26 @@ def _brain_root(brain: str | None) -> Path:
 
 @main.command("import")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(["jsonl", "claude-code", "chatgpt", "locomo", "longmemeval"]))
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", type=click.Path(exists=True, path_type=Path), required=False)
+@click.option("--project", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="claude-code: one project folder (default: every project under ~/.claude/projects).")
 @click.option("--brain", "brain", type=click.Path(file_okay=False), default=None, help="Brain folder (default: $BRAIN_HOME or .).")
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
-def import_command(fmt: str, path: Path, brain: str | None, as_json: bool) -> None:
-    """Import sessions from PATH in FORMAT into sessions/raw/ as canonical jsonl."""
+def import_command(fmt: str, path: Path | None, project: Path | None, brain: str | None, as_json: bool) -> None:
+    """Import sessions from PATH in FORMAT into sessions/raw/ as canonical jsonl.
+
+    claude-code needs no PATH: it reads every project under ~/.claude/projects
+    ($CLAUDE_CONFIG_DIR/projects when set), or the one given with --project.
+    """
     from dream.importers import import_path
+    from dream.importers.claude_code import projects_home
+
+    if fmt == "claude-code":
+        path = path or project or projects_home()
+        if not path.exists():
+            raise _Failed(f"{path}: no Claude Code projects here; pass a folder with --project")
+    elif path is None:
+        raise click.UsageError(f"{fmt} needs a PATH")
 
     report = import_path(fmt, path, _brain_root(brain))
     if as_json:

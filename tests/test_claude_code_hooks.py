@@ -102,3 +102,25 @@ def test_session_end_imports_the_transcript_once_and_fails_open(tmp_path: Path):
     assert again.returncode == 0 and sorted(p.name for p in (brain / "sessions/raw").glob("*.jsonl")) == raw
     broken = cli("dream", "hook", "session-end", "--brain", str(brain), stdin="{}")
     assert broken.returncode == 0 and broken.stderr.startswith("dream: this session was not saved to the Brain:")
+
+
+def test_import_claude_code_without_a_path_reads_every_project_and_says_when_there_is_none(tmp_path: Path):
+    brain = tmp_path / "memory"
+    init_brain(brain)
+    config = tmp_path / "claude-config"
+    for project, name in (("-home-me-alpha", "a1.jsonl"), ("-home-me-beta", "b1.jsonl")):
+        (config / "projects" / project).mkdir(parents=True)
+        text = TRANSCRIPT.read_text(encoding="utf-8").replace("3f6c2a0e-8d1b-4e5a-9c7d-2b1e0f4a6d93", name[:-6])
+        (config / "projects" / project / name).write_text(text, encoding="utf-8")
+    env = {**ENV, "CLAUDE_CONFIG_DIR": str(config)}
+    result = subprocess.run([sys.executable, "-m", "dream.cli", "import", "claude-code", "--brain", str(brain)],
+                            capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "2 new" in result.stdout and len(list((brain / "sessions/raw").glob("*.jsonl"))) == 2
+    one = subprocess.run([sys.executable, "-m", "dream.cli", "import", "claude-code", "--project", str(config / "projects/-home-me-beta"),
+                          "--brain", str(brain)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert one.returncode == 0 and "1 unchanged" in one.stdout
+    (tmp_path / "empty" / "projects").mkdir(parents=True)
+    none = subprocess.run([sys.executable, "-m", "dream.cli", "import", "claude-code", "--brain", str(brain)], capture_output=True,
+                          text=True, cwd=ROOT, env={**ENV, "CLAUDE_CONFIG_DIR": str(tmp_path / "empty")}, timeout=120)
+    assert none.returncode == 1 and "no Claude Code transcripts" in none.stderr

@@ -10,6 +10,7 @@ short line such as `[tool: Bash — ls -la]`.
 from __future__ import annotations
 
 import json
+import os
 import re
 from datetime import datetime
 from pathlib import Path
@@ -23,11 +24,20 @@ _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "des
 _KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
 
 
+def projects_home() -> Path:
+    """Where Claude Code keeps its projects: $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."""
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser() / "projects"
+
+
 def read_claude_code(path: Path) -> Parsed:
-    """Read a project folder of transcripts (sorted, top level only) or a single transcript file."""
+    """Read a single transcript, a project folder of transcripts (sorted, top level only), or a
+    folder of project folders (~/.claude/projects itself): each project in it, sorted."""
     files = sorted(p for p in path.glob("*.jsonl") if p.is_file()) if path.is_dir() else [path]
+    if not files and path.is_dir():
+        files = sorted(p for project in path.iterdir() if project.is_dir() for p in project.glob("*.jsonl") if p.is_file())
     if not files:
-        return Parsed(problems=[f"{path}: no *.jsonl transcripts here; pass a folder under ~/.claude/projects/"])
+        return Parsed(problems=[f"{path}: no Claude Code transcripts (*.jsonl) here or in its project folders; "
+                                "pass ~/.claude/projects or one folder under it"])
     sessions: list[Session] = []
     problems: list[str] = []
     for file in files:

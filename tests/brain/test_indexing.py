@@ -180,3 +180,14 @@ def test_ranks_follow_documents_changed_since_the_index_was_updated(make_tree):
     assert page_ranks(documents_of(view)) == graph_ranks(view)
 
 
+
+
+def test_the_last_indexed_documents_are_what_the_index_kept_and_built_when_there_is_none(make_tree):
+    from brain.indexing import indexed_documents, last_indexed_documents
+
+    root = make_tree(TRICKY)
+    first = last_indexed_documents(DirTree(root))  # no index yet: it is built
+    assert first == indexed_documents(DirTree(root))
+    (root / "notes/ann/n1.md").write_text("---\ntitle: A note\ntype: note\n---\nAbout [[city]] only.\n", encoding="utf-8")
+    assert last_indexed_documents(DirTree(root)) == first  # as the last search left it: the files are not read
+    assert indexed_documents(DirTree(root))["notes/ann/n1.md"].links == ["city"]
