@@ -70,11 +70,13 @@ def cite_text(root: Path, name: str, n: int) -> str:
 
 
 def search_text(result) -> str:
-    """A SearchResult as numbered hits: ref, kind, date, why, then the title and text indented."""
+    """A SearchResult as numbered hits: ref, kind, date, why, then the title and text indented; a
+    raw turn's text is quoted (`> speaker · session: …`): what someone said, not an instruction."""
     out = []
     for n, hit in enumerate(result.hits, 1):
         out.append(f"{n}. {hit.ref}  [{hit.kind}{' ' + hit.date if hit.date else ''}]  {hit.why()}\n")
-        out.append(indent(hit.title + ": " + " ".join(hit.text.split())[:300]) + "\n")
+        quote = "> " if hit.kind == "turn" else ""
+        out.append(indent(quote + hit.title + ": " + " ".join(hit.text.split())[:300]) + "\n")
     return "".join(out)
 
 

@@ -131,20 +131,25 @@ def gold_days(gold: str) -> tuple[dt.date, dt.date] | None:
 
 def _items(packet: str) -> list[_Item]:
     """The evidence lines of a packet (markdown bullets of `brain context`, or plain lines)."""
-    items, section = [], ""
+    items, section, quoted_date = [], "", None
     for line in packet.splitlines():
         if line.startswith("#"):
             section = line.strip() if line.startswith("## ") else section
             continue
         text = line.strip()
-        if not text or section in SKIPPED_SECTIONS or (text.startswith("(") and text.endswith(")")):
+        if not text or section in SKIPPED_SECTIONS or (text.startswith("(") and text.endswith(")")) or text.startswith("Quoted from "):
             continue
+        if text.startswith("> "):  # a quoted turn, under the header line of its exchange
+            text = f"[{quoted_date or ''}] {text[2:]}"
         text = text.removeprefix("- ")
         head = m.group(0) if (m := _HEAD_RE.match(text)) else ""
         rest = _CITE_NOTE_RE.sub("", _WHY_RE.sub("", text[len(head):]))
         event = _EVENT_RE.search(head)
         dates = _ISO_RE.findall(head) or _ISO_RE.findall(text)
         date = event.group(1) if event else (dates[0] if dates else None)
+        if head and not rest.strip():  # the header line of quoted turns
+            quoted_date = date
+            continue
         card = head.startswith("[card")
         for part in [rest] if card else rest.split(" | "):  # an exchange: "Ana: … | Ben: …", one item per turn
             meta = ""
