@@ -221,6 +221,19 @@ def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
     return True
 
 
+def require_free_index(root: Path, wait: float = 10.0) -> None:
+    """Return once git's index is not locked: a lock older than a minute (a killed git's) is
+    removed, a fresh one is waited for. Still locked after `wait` seconds: BrainError, before
+    anything changed, so the branch never moves while the index cannot follow it."""
+    lock = BrainRepo(root).git_dir() / "index.lock"
+    deadline = time.monotonic() + wait
+    while not clear_stale_index_lock(root) and lock.exists():
+        if time.monotonic() > deadline:
+            raise BrainError(f"git's index is locked ({lock}); Dream changed nothing",
+                             f"finish the git command that holds it, or delete {lock} if no git is running, then run `dream run` again")
+        time.sleep(0.1)
+
+
 def read_at(repo: BrainRepo, rev: str, paths: list[str]) -> dict[str, str]:
     """The text of each path at `rev`, through one `git cat-file --batch` (missing paths left out).
 

@@ -19,7 +19,7 @@ from dream.compile import Compilation
 from dream.gate import GateResult, run_gate
 from dream.generated import write_generated
 from dream.instructions import parse_instructions
-from dream.journal import fault, recover
+from dream.journal import fault, recover, require_free_index
 from dream.lock import run_lock
 from dream.text.facts import DEFAULT_OWNER
 from dream.phases.attach import attach_session, stage_notes
@@ -60,6 +60,7 @@ def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
 
 def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseClock) -> RunReport:
     root = settings.root
+    require_free_index(root)  # a run that cannot update git's index must not move the branch
     recovered = recover(root)  # finish (or discard) what a killed run left
     live = BrainView(DirTree(root))
     shards = legacy_files(root)

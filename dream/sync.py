@@ -17,7 +17,7 @@ from brain import layout
 from brain.errors import BrainError
 from brain.model import Model, empty_list
 from brain.repo import BrainRepo, blob_id
-from dream.journal import Journal, before_ids, fault, finish_worktree, read_at, write_atomic
+from dream.journal import Journal, before_ids, fault, finish_worktree, read_at, require_free_index, write_atomic
 from dream.merge import merge3
 
 DREAM_IDENTITY = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localhost"}
@@ -92,6 +92,7 @@ def apply_sync(root: Path, plan: SyncPlan, message: str, run_id: str, base: str 
     for rebased in range(5):
         new = build_commit(repo, writes, deletes, message, base, run_dir)
         fault("after-commit-object")
+        require_free_index(root)  # the branch moves only when git's index can follow it
         journal = Journal(run_id=run_id, ref=ref, old=base, new=new, before=before_ids(root, [*writes, *deletes], accounted, plan.based_on))
         write_atomic(Path(root) / layout.JOURNAL, journal.model_dump_json(indent=1) + "\n")
         fault("after-journal")

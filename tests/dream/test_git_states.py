@@ -78,3 +78,23 @@ def test_a_run_works_in_a_linked_worktree(tmp_path: Path):
     report = _dream(other)
     assert report.status == "ok" and report.commit
     assert git(root, "rev-parse", "night").strip() == report.commit
+
+
+def test_a_fresh_index_lock_stops_the_run_before_the_branch_moves_and_an_old_one_is_cleared(tmp_path: Path):
+    import os
+    import time
+
+    root = _brain(tmp_path)
+    head, status = git(root, "rev-parse", "HEAD"), git(root, "status", "--porcelain")
+    lock = root / ".git" / "index.lock"
+    lock.write_text("", encoding="utf-8")  # as a git killed a moment ago leaves it
+    with pytest.raises(BrainError, match="git's index is locked") as caught:
+        _dream(root)
+    assert "delete" in str(caught.value) and "Dream changed nothing" in str(caught.value)
+    assert git(root, "rev-parse", "HEAD") == head and git(root, "status", "--porcelain") == status
+    old = time.time() - 120
+    os.utime(lock, (old, old))  # a minute later no git holds it: it is a killed git's
+    report = _dream(root)
+    assert report.status == "ok" and report.commit and not lock.exists()
+    assert git(root, "rev-parse", "HEAD").strip() == report.commit
+    assert git(root, "status", "--porcelain") == status  # git's index follows the new commit
