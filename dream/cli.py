@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from brain.cli import embedder_option, json_option
+from brain.cli_options import embedder_option, json_option
 
 
 @click.group()
