@@ -77,8 +77,9 @@ def not_listed(view: BrainView) -> Iterator[Item]:
     for idx in _indexes(view):
         if not idx.exists:
             continue
-        # The names not listed, then sorted: not the 10,000 summaries of a large Brain.
-        missing = idx.documents.keys() - {target for _line, target, _text in idx.entries}
+        # The names not listed, then sorted: not the 10,000 summaries of a large Brain. A page that
+        # cannot be read has no line to list (its F001 says why), so it is not missing one.
+        missing = idx.lines.keys() - {target for _line, target, _text in idx.entries}
         for name in sorted(missing):
             yield idx.path, 1, f"{idx.documents[name]} is not listed; {_REGEN}"
 

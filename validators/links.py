@@ -32,20 +32,13 @@ def _guesses(target: str) -> list[str]:
 
 @check("L001", "error", "[[link]] that resolves to no page, alias, note or session summary")
 def unresolved_link(view: BrainView) -> Iterator[Item]:
-    readable: dict[str, bool] = {}  # target → whether a file it names parses (a target is linked again and again)
     for path, page in view.docs.items():
         for link in page.links:
             if not link.target:
                 if link.heading is None:
                     yield path, link.line, "[[]] links nothing; write [[slug]] or remove it"
                 continue
-            hits = view.resolve(link.target)
-            if hits and link.target not in readable:
-                readable[link.target] = any(view.readable(h) for h in hits)
-            if hits and not readable[link.target]:
-                yield path, link.line, f"{_show(link.target)} points at {hits[0]}, which cannot be read (see its F001)"
-                continue
-            if hits:
+            if view.resolve(link.target):  # resolved; a target that cannot be read has its own F001
                 continue
             guess = next((g for g in _guesses(link.target) if g != link.target and view.resolve(g)), None)
             hint = f"; did you mean [[{guess}]]?" if guess else ""

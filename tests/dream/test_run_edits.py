@@ -335,3 +335,27 @@ def test_a_hand_written_page_that_is_not_utf8_keeps_its_bytes_and_the_run_says_w
     assert f"{rel}: the page is not valid UTF-8, so new facts were not added; save it as UTF-8 and run again" in report.conflicts
     assert (root / rel).read_bytes() == raw
     assert rel not in commit_files(root)
+
+
+def test_a_page_the_owner_broke_is_reported_left_alone_and_updated_once_fixed(compiled_copy: Path) -> None:
+    root = compiled_copy
+    page = root / "knowledge/people/nadia-rahman.md"
+    good = page.read_text(encoding="utf-8")
+    broken = good.replace("title: Nadia Rahman", "title: [Nadia Rahman", 1)  # an unclosed [ in the YAML
+    page.write_text(broken, encoding="utf-8")
+    git(root, "commit", "-q", "-am", "my edit")
+    add_session(root, "2026-08-01-new-job", "2026-08-01T10:00:00+09:00", [
+        ("user", "I work at Kyoto University as a professor of inclusive design."), ("assistant", "Congratulations.")])
+    report = dream(root, "2026-08-02T02:00:00Z")
+    assert report.status == "ok" and report.commit
+    assert page.read_text(encoding="utf-8") == broken  # left as the owner saved it
+    assert list(report.rejected) == ["knowledge/people/nadia-rahman.md"]
+    assert any("F001 invalid YAML" in why for why in report.rejected["knowledge/people/nadia-rahman.md"])
+    assert "knowledge/index.md" in commit_files(root)  # the rest of the run went on: the index too
+    page.write_text(good, encoding="utf-8")
+    git(root, "commit", "-q", "-am", "fixed")
+    add_session(root, "2026-08-05-more", "2026-08-05T10:00:00+09:00", [
+        ("user", "I prefer morning meetings."), ("assistant", "Noted.")])
+    again = dream(root, "2026-08-06T02:00:00Z")
+    assert again.status == "ok" and again.rejected == {}
+    assert "Kyoto University" in page.read_text(encoding="utf-8")  # the fact held back lands once the page reads
