@@ -1,6 +1,9 @@
 """Owner edits and commits racing `dream run`: nothing the owner wrote may be lost.
 
-  python bench/races.py --races 100
+  python bench/races.py --races 100 [--deletions 20]
+
+--deletions N also runs N races in which the owner deletes a page Dream is updating, at a random
+moment of the run: the page must stay deleted through that run and the next.
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ sys.path[:0] = [str(ROOT)]  # the real packages first: tests/ has same-named fol
 sys.path += [str(ROOT / "tests" / "dream"), str(ROOT / "tests")]
 from crash_harness import git, prepare  # noqa: E402
 from nadia_runs import PERSONA, isolated_env  # noqa: E402
-from test_races import race  # noqa: E402
+from test_races import deletion_race, race  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--races", type=int, default=100)
+    ap.add_argument("--deletions", type=int, default=0)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="dream-races-") as tmp_name, isolated_env("2026-07-15T02:00:00+00:00"):
         tmp = Path(tmp_name)
@@ -38,7 +42,12 @@ def main() -> None:
               f"{len(failures)} failed; Dream committed on top of the owner's mid-run commit in {rebased}")
         for seed, problems in failures[:10]:
             print(f"  race {seed}: {'; '.join(problems)}")
-        sys.exit(1 if failures else 0)
+        lost = [(seed, p) for seed in range(args.deletions) if (p := deletion_race(before, tmp / f"d{seed}", seed))]
+        if args.deletions:
+            print(f"{args.deletions} deletion races: {args.deletions - len(lost)} stayed deleted, {len(lost)} brought back")
+            for seed, problems in lost[:10]:
+                print(f"  deletion {seed}: {'; '.join(problems)}")
+        sys.exit(1 if failures or lost else 0)
 
 
 if __name__ == "__main__":

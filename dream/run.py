@@ -122,7 +122,8 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
         for p in deleted:
             state.written.pop(p, None)
     run_dir = root / layout.RUNS / run_id
-    staged = StagedTree(run_dir / "staged", live.tree, removable=tuple(f + "/" for f in LEGACY_SHARDS.values()))
+    staged = StagedTree(run_dir / "staged", live.tree, removable=tuple(f + "/" for f in LEGACY_SHARDS.values()),
+                        listed=frozenset(live.files))
     comp = Compilation(settings=settings, backend=backend, view=live, staged=staged, state=state, instructions=instructions,
                        run_id=run_id, read_blob=lambda blob: _blob_text(repo, blob), head=head)
     comp.forgotten = [s for s in forgotten if s not in already]
@@ -221,7 +222,8 @@ def _sync(comp: Compilation, report: RunReport) -> None:
             report.status, report.files = "dry-run", sorted(staged.written)
         return
     written = staged.written
-    plan = plan_sync(written, staged.derived_from, read_live(settings.root, [*written, *sorted(staged.removed)]), frozenset(staged.removed))
+    plan = plan_sync(written, staged.derived_from, read_live(settings.root, [*written, *sorted(staged.removed)]), frozenset(staged.removed),
+                     frozenset(staged.vanished))
     report.conflicts += plan.conflicts
     report.files = sorted(plan.writes)
     fault("after-plan")

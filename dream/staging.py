@@ -22,14 +22,18 @@ class StagingError(BrainError):
 class StagedTree:
     """Files written by this run, over the live tree they will replace."""
 
-    def __init__(self, root: Path, base: Tree, removable: tuple[str, ...] = ()) -> None:
-        """`removable`: folders (".dream/written/") whose files a run may remove, besides its own."""
+    def __init__(self, root: Path, base: Tree, removable: tuple[str, ...] = (), listed: frozenset[str] = frozenset()) -> None:
+        """`removable`: folders (".dream/written/") whose files a run may remove, besides its own.
+        `listed`: the files the run found when it began; one gone when the run stages it was
+        deleted by the owner meanwhile (`vanished`), and sync does not bring it back."""
         self.root = Path(root)
         self.base = base
         self.removable = removable
         self._written: dict[str, str] = {}
         self.removed: set[str] = set()  # live files this run deletes
         self.derived_from: dict[str, str | None] = {}  # live text each staged file was computed from
+        self.listed = listed
+        self.vanished: set[str] = set()
 
     def write(self, rel: str, text: str) -> None:
         if not dream_may_write(rel):
@@ -37,6 +41,8 @@ class StagedTree:
             raise StagingError(f"refused to stage {rel!r}: {reason}")
         if rel not in self.derived_from:
             self.derived_from[rel] = text_if_exists(self.base, rel)
+            if self.derived_from[rel] is None and rel in self.listed:
+                self.vanished.add(rel)
         self._written[rel] = text
 
     def remove(self, rel: str) -> None:

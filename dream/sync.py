@@ -38,11 +38,13 @@ class SyncPlan(Model):
 
 
 def plan_sync(staged: dict[str, str], derived_from: dict[str, str | None], live_now: dict[str, str | None],
-              removed: frozenset[str] = frozenset()) -> SyncPlan:
+              removed: frozenset[str] = frozenset(), vanished: frozenset[str] = frozenset()) -> SyncPlan:
+    """What to write: each staged file merged with what the owner did to it during the run
+    (`vanished`: files the owner deleted before the run staged them)."""
     writes, added, modified, conflicts, merged = {}, [], [], [], []
     for path, text in sorted(staged.items()):
         before, now = derived_from.get(path), live_now.get(path)
-        if now != before and not layout.is_state_path(path):
+        if (now != before or path in vanished) and not layout.is_state_path(path):
             if now is None:
                 conflicts.append(f"{path}: deleted by the owner during the run; not re-created")
                 continue

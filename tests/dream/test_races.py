@@ -61,6 +61,33 @@ def race(before: Path, work: Path, seed: int) -> list[str]:
     return problems
 
 
+DELETABLE = ("knowledge/organizations/sora-city-laboratory.md", "knowledge/projects/japan-universal-design-sprint.md",
+             "knowledge/places/kyoto.md", "knowledge/people/kenji-mori.md")
+
+
+def deletion_race(before: Path, work: Path, seed: int) -> list[str]:
+    """One race: start Dream, delete a page at a random moment; the page must stay deleted through
+    that run and the next (which records it in forget.md once it compiles anything)."""
+    rnd = random.Random(seed)
+    shutil.copytree(before, work, symlinks=True)
+    proc = subprocess.Popen(dream_cmd(work), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(rnd.uniform(0.0, 1.2))
+    target = rnd.choice(DELETABLE)
+    (work / target).unlink()
+    _, err = proc.communicate(timeout=300)
+    problems = [] if proc.returncode == 0 else [f"dream run failed: {err.strip()}"]
+    if (work / target).exists():
+        problems.append(f"{target}, deleted by the owner mid-run, was brought back")
+    again = subprocess.run(dream_cmd(work), capture_output=True, text=True, timeout=300)
+    if again.returncode not in (0, 3):
+        problems.append(f"the next run failed: {again.stderr.strip()}")
+    if (work / target).exists():
+        problems.append(f"{target} was brought back by the next run")
+    if target in git(work, "diff", "--name-only", "HEAD~1", "HEAD") and (work / target).exists():
+        problems.append(f"{target} is in Dream's commit and back in the working tree")
+    return problems
+
+
 @pytest.fixture(scope="module")
 def before(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with isolated_env("2026-07-15T02:00:00+00:00"):
@@ -72,3 +99,9 @@ def test_owner_commits_during_a_run_are_kept(before: Path, seed: int, tmp_path: 
     with isolated_env("2026-07-15T02:00:00+00:00"):
         assert race(before, tmp_path / "brain", seed) == []
     assert OWNER_LINE  # the uncommitted edit prepared in `before` is checked by problems_after_crash
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_page_the_owner_deletes_during_a_run_stays_deleted(before: Path, seed: int, tmp_path: Path) -> None:
+    with isolated_env("2026-07-15T02:00:00+00:00"):
+        assert deletion_race(before, tmp_path / "brain", seed) == []

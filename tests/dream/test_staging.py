@@ -101,3 +101,22 @@ def test_a_flush_writes_what_is_staged_into_the_run_folder(tmp_path: Path):
     found = {p.relative_to(staged.root).as_posix(): p.read_bytes() for p in staged.root.rglob("*") if p.is_file()}
     assert found == {"knowledge/people/ada.md": b"second\n", "notes/ada/\u00e9 \u00fc.md": "naïve\n".encode(), "notes/b/empty.md": b""}
     assert (live / "knowledge" / "people" / "ada.md").read_text(encoding="utf-8") == "live\n"
+
+
+def test_a_page_the_owner_deletes_before_the_run_stages_it_is_not_brought_back(tmp_path: Path):
+    from dream.sync import plan_sync, read_live
+
+    live = tmp_path / "live"
+    page = live / "knowledge" / "people" / "ada.md"
+    page.parent.mkdir(parents=True)
+    page.write_text("live\n", encoding="utf-8")
+    tree = DirTree(live)
+    staged = StagedTree(tmp_path / "staged", tree, listed=frozenset(tree.files()))  # what the run found
+    page.unlink()  # the owner deletes it while the run compiles
+    staged.write("knowledge/people/ada.md", "Dream's update\n")
+    staged.write("knowledge/people/bo.md", "a new page\n")
+    assert staged.vanished == {"knowledge/people/ada.md"}
+    written = staged.written
+    plan = plan_sync(written, staged.derived_from, read_live(live, list(written)), vanished=frozenset(staged.vanished))
+    assert list(plan.writes) == ["knowledge/people/bo.md"]
+    assert plan.conflicts == ["knowledge/people/ada.md: deleted by the owner during the run; not re-created"]
