@@ -131,6 +131,20 @@ class CallLog:
         return self.seq
 
 
+def call_over_budget(usage: Usage, price: "Price | None", worst: CallUsage, max_tokens: int | None,
+                     max_cost: float | None) -> str | None:
+    """Why a call must not be sent: at its `worst` (its input as estimated, the most output it may
+    write) it could take the run past a budget; None when it fits."""
+    spent = usage.input_tokens + usage.output_tokens
+    if max_tokens is not None and spent + worst.input_tokens + worst.output_tokens > max_tokens:
+        return f"token budget: {spent} of {max_tokens} tokens spent, and the next call could take up to " \
+               f"{worst.input_tokens + worst.output_tokens} more (--max-tokens)"
+    extra = cost(price, worst)
+    if max_cost is not None and usage.cost_usd is not None and extra is not None and usage.cost_usd + extra > max_cost:
+        return f"cost budget: ${usage.cost_usd:.4f} of ${max_cost:.4f} spent, and the next call could cost up to ${extra:.4f} (--max-cost)"
+    return None
+
+
 def over_budget(usage: Usage, max_tokens: int | None, max_cost: float | None) -> str | None:
     """Why the run must stop before its next session, or None (checked at session boundaries)."""
     spent = usage.input_tokens + usage.output_tokens

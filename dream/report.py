@@ -132,5 +132,6 @@ class RunReport(Model):
             out.append(f"  backend: {self.backend} ({self.model}); tokens: {self.tokens_line()}")
         out += [f"  problem: {p}" for p in self.problems]
         if self.deferred:
-            out.append(f"  {len(self.deferred)} session(s) left for the next run (--max-sessions)")
+            why = "the budget above" if self.stopped else "--max-sessions"
+            out.append(f"  {len(self.deferred)} session(s) left for the next run ({why})")
         return "\n".join(out)

@@ -130,7 +130,8 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
     comp.seed_resolver()
     comp.seed_owner(settings.owner or DEFAULT_OWNER)
     backend.open_run(RunContext(run_dir=run_dir, index=text_if_exists(live.tree, layout.KNOWLEDGE_INDEX) or "",
-                                instructions=instructions.text, record=settings.record))
+                                instructions=instructions.text, record=settings.record,
+                                max_tokens=settings.max_tokens, max_cost=settings.max_cost))
     if settings.record:
         from dream.record import snapshot_inputs
 
@@ -143,7 +144,7 @@ def _compile_sessions(comp: Compilation, pending: list[PendingSession], report: 
     run at a session boundary: what is done lands, the rest waits."""
     done: Done = {}
     for i, session in enumerate(pending):
-        report.stopped = over_budget(comp.backend.usage(), comp.settings.max_tokens, comp.settings.max_cost)
+        report.stopped = comp.backend.stopped or over_budget(comp.backend.usage(), comp.settings.max_tokens, comp.settings.max_cost)
         if report.stopped:
             report.deferred = [p.id for p in pending[i:]] + report.deferred
             break

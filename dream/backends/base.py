@@ -205,6 +205,8 @@ class RunContext(_Model):
     index: str = ""  # knowledge/index.md at the start of the run
     instructions: str = ""  # .dream/instructions.md
     record: bool = False  # keep every model exchange for `dream replay`
+    max_tokens: int | None = None  # no call is sent that could take the run past these
+    max_cost: float | None = None
 
 
 class ModelBackend(ABC):
@@ -212,6 +214,7 @@ class ModelBackend(ABC):
 
     name: ClassVar[str]
     model: str | None = None
+    stopped: str | None = None  # why a budget refused a call of this run (the run stops at the next session)
 
     def open_run(self, ctx: RunContext) -> None:
         """Called once per run, before the first call, when the run id is known (offline: nothing)."""

@@ -68,6 +68,28 @@ class BackendOutputError(BackendError):
         self.hint = "the unit stays pending; try another model (--model) or `--backend offline`"
 
 
+class BudgetReached(BackendError):
+    """The next call could take the run past --max-cost or --max-tokens: it is not sent."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.hint = "what is done lands; the rest stays pending for the next run"
+
+
+def retry_wait(exc: BackendError, retry: int, retries: int, max_wait: float) -> float | None:
+    """Seconds to wait before trying a failed call again, or None to give up."""
+    if retry >= retries or exc.fatal:
+        return None
+    if isinstance(exc, BackendRateLimited):
+        wait = exc.retry_after if exc.retry_after is not None else 2.0**retry
+        return wait if wait <= max_wait else None
+    if isinstance(exc, BackendHTTPError) and exc.status < 500:
+        return None
+    if isinstance(exc, (BackendHTTPError, BackendTimeout, BackendUnavailable)):
+        return min(2.0**retry, max_wait)
+    return None
+
+
 class NetworkDisabledError(BackendError):
     fatal = True
 

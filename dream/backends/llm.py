@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from brain.model import Model
 from brain.sessions import Session, SessionHeader, Turn
+from brain.tokens import estimate_tokens
 import dream.backends.base as backend_base
 from dream.backends.base import (
     AnswerDraft,
@@ -44,16 +45,9 @@ from dream.backends.base import (
     WritePageRequest,
 )
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
-from dream.backends.errors import (
-    BackendHTTPError,
-    BackendOutputError,
-    BackendRateLimited,
-    BackendTimeout,
-    BackendUnavailable,
-    NetworkDisabledError,
-)
+from dream.backends.errors import BackendOutputError, BudgetReached, NetworkDisabledError, retry_wait
 from dream.bundled import bundled
-from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, cost
+from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, call_over_budget, cost
 from dream.instructions import Instructions, parse_instructions
 from dream.sanitize import sanitize_session
 
@@ -194,6 +188,7 @@ class LLMBackend(ModelBackend):
         self.retries, self.max_wait, self.max_output_tokens = retries, max_wait, max_output_tokens
         self.price, self._sleep = price, sleep
         self._usage = Usage(cost_usd=0.0 if price else None)
+        self._budget: tuple[int | None, float | None] = (None, None)
         self._log: CallLog | None = None
         self._recorder = None
         self._system: str | None = None
@@ -202,6 +197,7 @@ class LLMBackend(ModelBackend):
 
     def open_run(self, ctx: RunContext) -> None:
         self._usage = Usage(cost_usd=0.0 if self.price else None)
+        self._budget, self.stopped = (ctx.max_tokens, ctx.max_cost), None
         self._log = CallLog(ctx.run_dir)
         self._system = render("system.j2", skill=skill_text(), instructions=ctx.instructions, index=ctx.index)
         self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
@@ -328,6 +324,10 @@ class LLMBackend(ModelBackend):
         """One logical call: retries after 429/5xx/timeouts, logged and (with --record) recorded."""
         if self.needs_network and not backend_base.ALLOW_NETWORK:
             raise NetworkDisabledError()
+        worst = CallUsage(input_tokens=estimate_tokens(prompt.system + prompt.user), output_tokens=self.max_tokens_for(prompt.task))
+        self.stopped = self.stopped or call_over_budget(self._usage, self.price, worst, self._budget[0], self._budget[1])
+        if self.stopped:
+            raise BudgetReached(self.stopped)
         key = prompt.key(self.model or "")
         retry = 0
         while True:
@@ -336,7 +336,7 @@ class LLMBackend(ModelBackend):
                 completion = self._complete(prompt)
             except BackendError as exc:
                 self._note((prompt.task, unit, key), (attempt, retry), started, exc)
-                wait = self._retry_wait(exc, retry)
+                wait = retry_wait(exc, retry, self.retries, self.max_wait)
                 if wait is None:
                     if self._recorder is not None:
                         self._recorder.add(prompt, key, unit, error=exc)
@@ -348,19 +348,6 @@ class LLMBackend(ModelBackend):
             if self._recorder is not None:
                 self._recorder.add(prompt, key, unit, completion=completion)
             return completion
-
-    def _retry_wait(self, exc: BackendError, retry: int) -> float | None:
-        """Seconds to wait before trying again, or None to give up."""
-        if retry >= self.retries or exc.fatal:
-            return None
-        if isinstance(exc, BackendRateLimited):
-            wait = exc.retry_after if exc.retry_after is not None else 2.0**retry
-            return wait if wait <= self.max_wait else None
-        if isinstance(exc, BackendHTTPError) and exc.status < 500:
-            return None
-        if isinstance(exc, (BackendHTTPError, BackendTimeout, BackendUnavailable)):
-            return min(2.0**retry, self.max_wait)
-        return None
 
     def _note(self, call: tuple[str, str, str], tries: tuple[int, int], started: float, outcome: Completion | BaseException) -> None:
         """One request into the usage and the call log: `call` (task, unit, prompt key), `tries` (attempt, retry)."""

@@ -264,12 +264,22 @@ def test_unsupported_claims_are_removed_and_contradicted_ones_flagged(brain: Pat
     assert_sound(brain)
 
 
-def test_a_budget_stops_the_run_at_a_session_boundary_and_what_is_done_lands(brain: Path, stub: Stub) -> None:
-    result, report = run_json(brain, stub, "--max-tokens", "1")
-    assert result.exit_code == 0 and report["sessions"] == [SMALL[0]]
-    assert report["stopped"].startswith("token budget reached:") and report["deferred"] == list(SMALL[1:])
-    assert pending(brain) == list(SMALL[1:]) and f"\nStopped: {report['stopped']}\n" in git(brain, "log", "-1", "--format=%B")
-    assert_sound(brain)
+@pytest.mark.parametrize(("flag", "value", "named"), [("--max-tokens", "1", "--max-tokens"), ("--max-cost", "0.0001", "--max-cost")])
+def test_a_budget_is_a_hard_limit_no_call_that_could_pass_it_is_sent(brain: Path, stub: Stub, flag: str, value: str,
+                                                                      named: str) -> None:
+    before = git(brain, "rev-parse", "HEAD")
+    result, report = run_json(brain, stub, flag, value)
+    assert stub.seen == []  # every call, at its largest, would pass the budget: none is sent
+    assert result.exit_code == 1 and report["status"] == "failed"  # nothing was produced, and the run says why
+    assert report["stopped"].endswith(f"({named})") and report["deferred"] == list(SMALL[1:])
+    assert pending(brain) == list(SMALL) and git(brain, "rev-parse", "HEAD") == before  # nothing lost, all pending
+
+
+def test_a_budget_that_fits_the_calls_of_the_first_session_stops_before_the_rest(brain: Path, stub: Stub) -> None:
+    result, report = run_json(brain, stub, "--max-tokens", "16000")
+    assert report["stopped"] and report["stopped"].endswith("(--max-tokens)")
+    assert report["deferred"] and SMALL[0] not in report["deferred"]
+    assert report["tokens_in"] + report["tokens_out"] <= 16000  # the budget is never passed
 
 
 # --- keys -----------------------------------------------------------------------------------------------
