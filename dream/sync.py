@@ -131,6 +131,8 @@ def build_commit(repo: BrainRepo, writes: dict[str, str], deletes: list[str], me
     repo.git("-c", "fastimport.unpackLimit=0", "-c", "core.compression=1", "fast-import", "--quiet", stdin=stream)
     fault("after-blobs")
     env = {"GIT_INDEX_FILE": str(run_dir / "index")}
+    for leftover in ("index", "index.lock"):  # a killed attempt of this run's own (the same run id) left them
+        (run_dir / leftover).unlink(missing_ok=True)
     repo.git("read-tree", base or "--empty", env=env)
     entries = [f"100644 {blobs[rel]}\t{rel}\0" for rel in sorted(writes)] + [f"0 {ZERO}\t{rel}\0" for rel in deletes]
     repo.git("update-index", "-z", "--index-info", env=env, stdin="".join(entries).encode("utf-8"))
