@@ -14,7 +14,7 @@ from typing import Any
 
 from brain.layout import slugify
 from brain.sessions import Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id, read_json_list
+from dream.importers.base import Parsed, checked_id, read_json
 
 TEXT_TYPES = frozenset({"text", "multimodal_text"})
 ROLES = frozenset({"user", "assistant"})
@@ -46,7 +46,12 @@ def read_chatgpt(path: Path) -> Parsed:
         path = path / "conversations.json"
     display = str(path)
     problems: list[str] = []
-    data = read_json_list(path, "conversations", problems)
+    data = read_json(path, display, problems)
+    if isinstance(data, dict) and "mapping" in data:
+        data = [data]  # one conversation saved on its own (the share and single-chat exports)
+    elif data is not None and not isinstance(data, list):
+        problems.append(f"{display}: expected a JSON list of conversations or one conversation, got {type(data).__name__}; nothing imported")
+        data = None
     if data is None:
         return Parsed(problems=problems)
     sessions = []

@@ -432,7 +432,8 @@ def test_bad_json_names_the_file_and_imports_nothing(tmp_path: Path, make_tree, 
     assert report.created == [] and not (tmp_path / "brain").exists()
 
 
-@pytest.mark.parametrize(("fmt", "what"), [("chatgpt", "conversations"), ("locomo", "LoCoMo samples"), ("longmemeval", "LongMemEval items")])
+@pytest.mark.parametrize(("fmt", "what"), [("chatgpt", "conversations or one conversation"), ("locomo", "LoCoMo samples"),
+                                           ("longmemeval", "LongMemEval items")])
 def test_wrong_shape_names_the_file(tmp_path: Path, make_tree, fmt: str, what: str) -> None:
     src = make_tree(name="in", files={"x.json": '{"a": 1}'}) / "x.json"
     report = import_path(fmt, src, tmp_path / "brain")
@@ -533,3 +534,19 @@ def test_unsafe_ids_stay_inside_sessions_raw(tmp_path: Path, make_tree, fmt, nam
     assert sid == safe_session_id(unsafe)
     assert report.problems == [f"{src}{where}: session id {unsafe!r} is not a safe file name; imported as {sid!r}"]
     assert list(tree(tmp_path / "brain")) == [f"sessions/raw/{sid}.jsonl"]
+
+
+def test_a_chatgpt_file_holding_one_conversation_object_is_imported(tmp_path: Path):
+    from dream.importers import import_path
+
+    export = json.loads((SAMPLES / "chatgpt-export" / "conversations.json").read_text(encoding="utf-8"))
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(export[0]), encoding="utf-8")
+    brain = tmp_path / "memory"
+    brain.mkdir()
+    report = import_path("chatgpt", one, brain)
+    assert len(report.created) == 1 and report.problems == []
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('"just a string"', encoding="utf-8")
+    bad = import_path("chatgpt", wrong, brain)
+    assert bad.read_nothing and "expected a JSON list of conversations or one conversation, got str" in bad.problems[0]
