@@ -8,11 +8,9 @@ import re
 from pydantic import ConfigDict
 
 from brain.model import Model
-from brain.sessions import Session
+from brain.sessions import Session, clean_turn_text
 from dream.instructions import Instructions
 from dream.text.words import sentences
-from brain.invisible import strip_invisible
-from brain.secrets import redact_secrets
 from validators.injection import injection_spans
 
 INJECTION_PLACEHOLDER = "[untrusted instruction removed]"
@@ -30,9 +28,7 @@ def sanitize_session(session: Session, instructions: Instructions) -> tuple[Sess
     report = SanitizeReport()
     turns = []
     for turn in session.turns:
-        # Reading the session redacted its secrets (brain.sessions.clean_turn_text); a Session
-        # built in memory may still hold some, so this holds the same line.
-        redacted = redact_secrets(strip_invisible(turn.text))
+        redacted = clean_turn_text(turn.text)  # as read (brain.sessions); a Session built in memory too
         report.secrets += redacted.count("[REDACTED:")
         kept = []
         for sentence in sentences(redacted):
