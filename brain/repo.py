@@ -43,8 +43,6 @@ _UNFINISHED = (
 class BrainRepo:
     """Git operations on a Brain folder."""
 
-    AUTHOR_ENV = {"GIT_AUTHOR_NAME": "Dream", "GIT_AUTHOR_EMAIL": "dream@localhost"}
-
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 

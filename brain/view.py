@@ -174,10 +174,6 @@ class BrainView:
                 out[path.rsplit("/", 1)[1][:-3].casefold()].append(path)
         return out
 
-    def resolve_pages(self, name: str) -> set[str]:
-        """The pages among what resolve(name) finds (by slug or alias); do not modify."""
-        return self._page_names.get(name.strip().casefold(), set())
-
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id), sorted."""
         key = name.strip().casefold()

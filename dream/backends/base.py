@@ -21,7 +21,6 @@ from brain.sessions import Session
 ALLOW_NETWORK = True
 
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
-FACT_KINDS: tuple[str, ...] = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning")
 PageType = Literal["person", "organization", "place", "project", "concept", "preference", "learning", "event"]
 #: A page's sections for current facts, in page order, and the kinds each holds; only the Timeline
 #: is dated by when things happened (the others by when they were said).
