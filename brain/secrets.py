@@ -61,7 +61,8 @@ _SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
 ]
 
 # Numbers that identify a person or an account, checked by their own rules (no word gates them).
-_CARD = LazyPattern(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_CARD = LazyPattern(r"(?<![\d-])\d[\d -]{11,22}\d(?![\d-])")  # a run of digits, spaces and dashes; checked below
+_DIGIT = LazyPattern(r"\d")
 _CARD_PREFIX = LazyPattern(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5)")
 _SSN = LazyPattern(r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])")
 _IBAN = LazyPattern(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b")
@@ -81,15 +82,31 @@ def _iban_ok(value: str) -> bool:
     return 15 <= len(compact) <= 34 and int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _card_windows(run: str) -> list[tuple[int, int]]:
+    """(start, end) in `run` of each card number in it: consecutive groups of digits (split at
+    spaces and dashes) holding 13 to 19 digits, with a card prefix and a valid Luhn sum."""
+    groups = [(m.start(), m.end()) for m in re.finditer(r"\d+", run)]
+    found: list[tuple[int, int]] = []
+    for i, (start, _) in enumerate(groups):
+        if found and start < found[-1][1]:
+            continue
+        for j in range(i, len(groups)):
+            digits = "".join(run[a:b] for a, b in groups[i : j + 1])
+            if len(digits) > 19:
+                break
+            if len(digits) >= 13 and _CARD_PREFIX.match(digits) and _luhn(digits):
+                found.append((start, groups[j][1]))
+                break
+    return found
+
+
 def _number_spans(text: str) -> list[Span]:
     """Card numbers (Luhn and a card prefix), US social security numbers, IBANs (mod 97)."""
-    if not any(c.isdigit() for c in text):
+    if _DIGIT.search(text) is None:
         return []
     spans: list[Span] = []
     for m in _CARD.finditer(text):
-        digits = "".join(c for c in m.group(0) if c.isdigit())
-        if 13 <= len(digits) <= 19 and _CARD_PREFIX.match(digits) and _luhn(digits):
-            spans.append((m.start(), m.end(), "card-number"))
+        spans += [(m.start() + a, m.start() + b, "card-number") for a, b in _card_windows(m.group(0))]
     spans += [(m.start(), m.end(), "ssn") for m in _SSN.finditer(text)]
     spans += [(m.start(), m.end(), "iban") for m in _IBAN.finditer(text) if _iban_ok(m.group(0))]
     return spans

@@ -47,6 +47,7 @@ SECRETS = [
     ("password", "The wifi password at the Kyoto office is lakeside42."),
     ("card-number", "my Visa is 4111 1111 1111 1111, exp 04/29"),
     ("card-number", "the Mastercard 5500-0000-0000-0004 is the team card"),
+    ("card-number", "card 4111 1111 1111 1111 05 2029 for the booking"),
     ("ssn", "Priya's social security number is 123-45-6789."),
     ("iban", "Pay the invoice to IBAN GB82 WEST 1234 5698 7654 32."),
 ]
