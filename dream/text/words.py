@@ -163,8 +163,20 @@ def third_person(sentence: str, subject: str) -> str:
             return "themself"
         return subject if first else "them"
 
-    text = _first_person_re().sub(_swap, sentence)
+    kept: list[str] = []
+
+    def _mask(m: re.Match) -> str:
+        kept.append(m.group(0))
+        return f"\x00{len(kept) - 1}\x00"
+
+    # URLs, paths, addresses and code are quoted as written: "example.me" stays, it is no pronoun.
+    masked = _TECHNICAL_RE.sub(_mask, sentence)
+    text = _first_person_re().sub(_swap, masked)
+    text = re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
     return text[0].upper() + text[1:] if text else text
+
+
+_TECHNICAL_RE = re.compile(r"`[^`]*`|\S*(?:://|[/\\@]|\w\.\w)\S*")
 
 
 def clean_statement(text: str, limit: int = 300) -> str:

@@ -400,3 +400,13 @@ def test_a_reaction_to_the_other_speaker_is_not_a_fact() -> None:
     assert session is not None and not problems
     facts, _ = extract(session, owner=None)
     assert [(f.subject, f.first_turn) for f in facts] == [("Caroline", 1), ("Melanie", 4)]
+
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("I host my blog at example.me and I like it.", "Nadia hosts their blog at example.me and they like it."),
+    ("My config is in ~/dev/me/app.py, I said.", "Nadia's config is in ~/dev/me/app.py, they said."),
+    ("I emailed me@example.com yesterday.", "Nadia emailed me@example.com yesterday."),
+    ("Run `cd me` then I check.", "Run `cd me` then Nadia checks."),
+])
+def test_the_person_rewrite_leaves_urls_paths_addresses_and_code_as_written(said: str, written: str):
+    assert third_person(said, "Nadia") == written
