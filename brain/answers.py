@@ -41,11 +41,15 @@ def show_text(root: Path, name: str) -> str:
     return view.tree.read_bytes(find_doc(view, name)).decode("utf-8", errors="replace")
 
 
-def link_rows(root: Path, name: str, side: str) -> list[dict]:
-    """`side`="target": the links `name` writes; "source": the documents that link to it."""
+def graph_of(root: Path):
+    """The Brain's link graph (every document parsed once)."""
     from brain.graph import build_graph
 
-    graph = build_graph(view_of(root))
+    return build_graph(view_of(root))
+
+
+def link_rows(graph, name: str, side: str) -> list[dict]:
+    """`side`="target": the links `name` writes; "source": the documents that link to it."""
     links = graph.outlinks(name) if side == "target" else graph.backlinks(name)
     rows = []
     for lk in links:

@@ -152,9 +152,9 @@ def links(name: str, brain_path: str | None, as_json: bool) -> None:
     One line per link: `slug<TAB>line<TAB>path`, where line is the line in NAME; a link
     that resolves to nothing shows `(not found)`.
     """
-    from brain.answers import link_rows
+    from brain.answers import graph_of, link_rows
 
-    _print_rows(link_rows(root_of(brain_path), name, "target"), as_json, f"{name} links to no page")
+    _print_rows(link_rows(graph_of(root_of(brain_path)), name, "target"), as_json, f"{name} links to no page")
 
 
 @main.command()
@@ -167,9 +167,9 @@ def backlinks(name: str, brain_path: str | None, as_json: bool) -> None:
     One line per link: `slug<TAB>line<TAB>path` of the linking document, where line is the
     line of the link in it.
     """
-    from brain.answers import link_rows
+    from brain.answers import graph_of, link_rows
 
-    _print_rows(link_rows(root_of(brain_path), name, "source"), as_json, f"no document links to {name}")
+    _print_rows(link_rows(graph_of(root_of(brain_path)), name, "source"), as_json, f"no document links to {name}")
 
 
 @main.command()

@@ -5,9 +5,9 @@ an agent reads the same page names, `[cite:N]` markers and turn references it ca
 `cite`. Pages, citations and links are read from disk at each call. The search index is opened
 once and opened again (brought up to date) when HEAD moves, so a `dream run` that commits between
 two calls is seen by the second; an uncommitted edit reaches `search` and `context` with the next
-commit (bench/mcp_latency.py: bringing the index of a 10,000-session Brain up to date takes about
-half a second, which every call paid before). A bad argument (an unknown page, a citation that does not exist) is an
-MCP tool error with the reason; the server goes on.
+commit. Bringing the index of a 10,000-session Brain up to date takes about half a second, too
+slow for every call (bench/mcp_latency.py). A bad argument (an unknown page, a citation that does
+not exist) is an MCP tool error with the reason; the server goes on.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def _context(root: Path, searcher, question: str, budget: int) -> str:
 
 
 def _links(root: Path, page: str) -> str:
-    out = answers.link_rows(root, page, "target")
-    back = answers.link_rows(root, page, "source")
+    graph = answers.graph_of(root)
+    out, back = answers.link_rows(graph, page, "target"), answers.link_rows(graph, page, "source")
     return (f"## {page} links to\n" + (answers.rows_text(out) or "(nothing)\n")
             + f"\n## Linking to {page}\n" + (answers.rows_text(back) or "(nothing)\n"))

@@ -89,7 +89,7 @@ def finish_worktree(root: Path, journal: Journal, targets: dict[str, str] | None
         # The entries git would take from the new commit; without stat data, like `git reset
         # --no-refresh`: the owner's next git command refreshes them.
         info = "".join(f"100644 {blob}\t{rel}\0" if blob else f"0 {'0' * 40}\t{rel}\0" for rel, blob in sorted(done.items()))
-        clear_stale_index_lock(root)
+        clear_stale_index_lock(repo.git_dir() / "index.lock")
         _with_index_retry(lambda: repo.git("update-index", "-z", "--index-info", stdin=info.encode("utf-8")))
     fault("after-index")
     (Path(root) / layout.JOURNAL).unlink(missing_ok=True)
@@ -208,9 +208,8 @@ def recover(root: Path) -> str | None:
     return f"run {journal.run_id} was interrupted before its commit; it left nothing behind"
 
 
-def clear_stale_index_lock(root: Path, max_age: float = 60.0) -> bool:
-    """Remove `.git/index.lock` left by a killed git (older than max_age seconds); True when removed."""
-    lock = BrainRepo(root).git_dir() / "index.lock"
+def clear_stale_index_lock(lock: Path, max_age: float = 60.0) -> bool:
+    """Remove git's index lock left by a killed git (older than max_age seconds); True when removed."""
     try:
         age = time.time() - lock.stat().st_mtime
     except FileNotFoundError:
@@ -227,7 +226,7 @@ def require_free_index(root: Path, wait: float = 10.0) -> None:
     anything changed, so the branch never moves while the index cannot follow it."""
     lock = BrainRepo(root).git_dir() / "index.lock"
     deadline = time.monotonic() + wait
-    while not clear_stale_index_lock(root) and lock.exists():
+    while not clear_stale_index_lock(lock) and lock.exists():
         if time.monotonic() > deadline:
             raise BrainError(f"git's index is locked ({lock}); Dream changed nothing",
                              f"finish the git command that holds it, or delete {lock} if no git is running, then run `dream run` again")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from brain.citations import CitationTarget
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import parse_target, source_lines_in
+from validators.documents import parse_target, prose_lines, source_lines_in
 from validators.registry import check
 
 Item = tuple[str, int, str]
@@ -86,18 +86,14 @@ _NOT_A_CLAIM = re.compile(
     r"|… and \d+ more \(brain backlinks [\w.-]+\)"
     r"|Nothing in this session was worth keeping\.)"
 )
+
+
 def _new_lines(view: BrainView, path: str, page: Page) -> Iterator[tuple[int, str]]:
     """(line, text) of the body lines a run adds to a document: not in its live version (those
     are the owner's, or checked before), and not inside code blocks."""
     below = view.below.doc(path) if view.below is not None else None
-    before = {line.strip() for line in below.body.split("\n")} if below is not None else set()
-    fenced = False
-    for i, text in enumerate(page.body.split("\n")):
-        stripped = text.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and stripped not in before:
-            yield page.body_line + i, stripped
+    before = {line.strip() for line in below.body.splitlines()} if below is not None else set()
+    return ((line, text) for line, text in prose_lines(page) if text not in before)
 
 
 @check("C006", "error", "a line a Dream run adds without a [cite:N] (checked on what a run stages)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -109,6 +109,17 @@ def parse_target(raw: str) -> CitationTarget | str:
         return CitationTarget.parse(raw)
     except CitationError as exc:
         return str(exc)
+
+
+def prose_lines(page: Page) -> Iterator[tuple[int, str]]:
+    """(line, stripped text) of each body line outside fenced code (the fence lines left out too)."""
+    fenced = False
+    for offset, line in enumerate(page.body.splitlines()):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            yield page.body_line + offset, stripped
 
 
 def source_lines_in(view: BrainView, page: Page) -> dict[int, int]:

@@ -15,6 +15,7 @@ from pydantic import ConfigDict
 from brain.model import Model
 from brain.page import Page
 from brain.view import BrainView
+from validators.documents import prose_lines
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
@@ -44,15 +45,9 @@ class ClaimVerdict(Model):
 def claims_of(page: Page) -> list[Claim]:
     """Every bullet, and every sentence of a paragraph, that carries `[cite:N]` markers."""
     out: list[Claim] = []
-    in_fence = False
-    for offset, line in enumerate(page.body.splitlines()):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            in_fence = not in_fence
+    for lineno, stripped in prose_lines(page):
+        if not stripped or stripped.startswith("#") or "[cite:" not in stripped:
             continue
-        if in_fence or not stripped or stripped.startswith("#") or "[cite:" not in stripped:
-            continue
-        lineno = page.body_line + offset
         if stripped.startswith(("- ", "* ", "+ ")) or re.match(r"^\d+[.)] ", stripped):
             pieces = [stripped]
         else:
