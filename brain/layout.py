@@ -45,7 +45,7 @@ JOURNAL = ".dream/journal.json"
 
 #: What dream may write (through sync only); invariant 1 of DESIGN.md.
 DREAM_WRITE_ROOTS: tuple[str, ...] = (KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/")
-DREAM_WRITE_FILES: tuple[str, ...] = (SESSIONS_INDEX, STATE, FORGET)
+DREAM_WRITE_FILES: tuple[str, ...] = (SESSIONS_INDEX, STATE, FORGET, ".gitignore")  # .gitignore: appends, once (dream.generated)
 
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SLUG_MAX = 80

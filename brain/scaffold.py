@@ -85,11 +85,18 @@ def init_brain(root: Path) -> InitReport:
 
 def _merge_ignore(path: Path, template: str) -> bool:
     """Append the ignore patterns the owner's .gitignore lacks; True when it changed."""
-    text = path.read_text(encoding="utf-8")
+    merged = merged_ignore(path.read_text(encoding="utf-8"), template)
+    if merged is not None:
+        path.write_text(merged, encoding="utf-8")
+    return merged is not None
+
+
+def merged_ignore(text: str, template: str | None = None) -> str | None:
+    """`text` (a .gitignore) with the patterns of `brain init`'s it lacks appended; None when it has them all."""
     have = {line.strip() for line in text.splitlines()}
+    template = _template("init_gitignore.j2") if template is None else template
     missing = [line for line in template.splitlines() if line and not line.startswith("#") and line not in have]
     if not missing:
-        return False
+        return None
     sep = "" if text.endswith("\n") or not text else "\n"
-    path.write_text(text + sep + "\n".join(missing) + "\n", encoding="utf-8")
-    return True
+    return text + sep + "\n".join(missing) + "\n"

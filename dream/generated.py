@@ -5,6 +5,7 @@ from __future__ import annotations
 from brain import layout
 from brain.render import render_knowledge_index_lines, render_sessions_index_lines
 from brain.repo import blob_id
+from brain.scaffold import merged_ignore
 from brain.tree import text_if_exists
 from brain.view import BrainView
 from dream.compile import Compilation
@@ -13,8 +14,12 @@ from dream.report import RunReport
 
 def write_generated(comp: Compilation, report: RunReport, with_state: bool) -> None:
     """knowledge/index.md, sessions/index.md, knowledge/log.md and forget.md into the staged tree;
-    state.json too `with_state` (the final time only: no check reads it)."""
+    state.json too `with_state` (the final time only: no check reads it). A .gitignore Dream has
+    never written gets the patterns of `brain init`'s it lacks (raw sessions, runs): once, so an
+    owner who takes one out later keeps it out."""
     staged = comp.staged
+    if ".gitignore" not in comp.state.written and (ignore := merged_ignore(staged.read(".gitignore") or "")) is not None:
+        staged.write(".gitignore", ignore)
     view = BrainView.staged(comp.view, staged.tree())
     staged.write(layout.KNOWLEDGE_INDEX, render_knowledge_index_lines(view.page_lines()))
     staged.write(layout.SESSIONS_INDEX, render_sessions_index_lines(view.summary_entries()))

@@ -36,13 +36,15 @@ class RecordMeta(Model):
 
 
 def snapshot_inputs(root: Path, run_dir: Path, settings: Any, run_id: str, backend: Any, base: str | None) -> None:
-    """Save what the run reads besides git: files of the working tree that differ from `base`."""
+    """Save what the run reads besides git: files of the working tree that differ from `base`, and
+    the raw sessions (git-ignored)."""
     out = Path(run_dir) / RECORD_DIR
     inputs = out / "inputs"
     if inputs.exists():
         shutil.rmtree(inputs)
     inputs.mkdir(parents=True)
     changed = _git(root, "ls-files", "-z", "--modified", "--others", "--exclude-standard").split("\0")
+    changed += _git(root, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", layout.SESSIONS_RAW).split("\0")
     if base:
         changed += _git(root, "diff", "--name-only", "-z", base).split("\0")
     deleted = []

@@ -80,5 +80,5 @@ def nadia(tmp_path: Path) -> Path:
     shutil.copytree(FIXTURES / "nadia", dest)
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "fixture")
+    git(dest, "commit", "-q", "--allow-empty", "-m", "fixture")
     return dest

@@ -85,7 +85,7 @@ def test_init_in_a_folder_with_files_keeps_them(cli, make_tree):
     assert report["kept"] == ["guide.md"] and report["updated"] == [".gitignore"]
     assert "guide.md" not in report["created"]
     assert (root / "guide.md").read_text() == "# Mine\n"
-    assert (root / ".gitignore").read_text() == "*.tmp\n.dream/runs/\n.dream/cache/\n.dream/lock\n.dream/journal.json\n"
+    assert (root / ".gitignore").read_text() == "*.tmp\n.dream/runs/\n.dream/cache/\n.dream/lock\n.dream/journal.json\nsessions/raw/\n"
     assert "notes.txt" not in git(root, "ls-files").split()
     assert cli("index", "--brain", root).stdout == "# Index\n"
 
@@ -222,9 +222,9 @@ def test_cite_errors_name_file_and_line(cli, small_brain, source, n, error):
 def test_log_shows_history_with_run_ids(cli, small_brain):
     git(small_brain, "init", "-q", "-b", "main")
     git(small_brain, "add", "-A")
-    git(small_brain, "commit", "-q", "-m", "by hand", "--date", "2026-05-03T10:00:00+00:00")
+    git(small_brain, "commit", "-q", "--allow-empty", "-m", "by hand", "--date", "2026-05-03T10:00:00+00:00")
     (small_brain / JUDS).write_text((small_brain / JUDS).read_text() + "\nMore.\n")
-    git(small_brain, "commit", "-q", "-am", "dream: 1 page updated\n\nDream-Run: 20260601T020000Z-1a2b3c",
+    git(small_brain, "commit", "-q", "--allow-empty", "-am", "dream: 1 page updated\n\nDream-Run: 20260601T020000Z-1a2b3c",
         "--date", "2026-06-01T02:00:00+00:00", "--author", "Dream <dream@localhost>")
     result = cli("log", "JUDS", "--brain", small_brain)
     shas = git(small_brain, "log", "--format=%h", "--abbrev=7").split()

@@ -72,13 +72,13 @@ def prepare(dest: Path, persona: Path, held_back: int = 3) -> Path:
     for f in later:
         shutil.move(str(f), aside / f.name)
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "inputs")
+    git(dest, "commit", "-q", "--allow-empty", "-m", "inputs")
     run(load_settings(dest, RunFlags(backend="offline", now="2026-06-01T02:00:00Z")), get_backend("offline"))
     for f in sorted(aside.iterdir()):
         shutil.move(str(f), dest / "sessions/raw" / f.name)
     aside.rmdir()
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "three more sessions")
+    git(dest, "commit", "-q", "--allow-empty", "-m", "three more sessions")
     page = dest / EDITED
     page.write_text(page.read_text(encoding="utf-8") + f"\n{OWNER_LINE}\n", encoding="utf-8")
     return dest

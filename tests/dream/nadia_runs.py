@@ -139,8 +139,8 @@ def add_session(root: Path, sid: str, started: str, turns: list[tuple[str, str]]
     path = root / RAW / f"{sid}.jsonl"
     path.write_text(session_text(sid, started, turns), encoding="utf-8")
     if commit:
-        git(root, "add", "--", f"{RAW}/{sid}.jsonl")
-        git(root, "commit", "-q", "-m", f"session {sid}")
+        git(root, "add", "-f", "--", f"{RAW}/{sid}.jsonl")
+        git(root, "commit", "-q", "--allow-empty", "-m", f"session {sid}")
     return path
 
 

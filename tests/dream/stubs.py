@@ -319,7 +319,7 @@ def set_dream(root, table: str = "dream", **values) -> None:
     lines = [f"\n[{table}]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
     path = root / "brain.toml"
     path.write_text(path.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", f"brain.toml: [{table}]")
+    git(root, "commit", "-q", "--allow-empty", "-am", f"brain.toml: [{table}]")
 
 
 def dream_run(root, *args: str, env: dict | None = None):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def _brain(tmp_path: Path) -> Path:
     (root / "sessions/raw/2026-01-02-chat.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     (root / "notes.txt").write_text("base\n", encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "owner")
+    git(root, "commit", "-q", "--allow-empty", "-m", "owner")
     return root
 
 
@@ -39,10 +40,10 @@ def _dream(root: Path):
 def _conflicted_merge(root: Path) -> None:
     git(root, "switch", "-q", "-c", "side")
     (root / "notes.txt").write_text("side\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "side")
+    git(root, "commit", "-q", "--allow-empty", "-am", "side")
     git(root, "switch", "-q", "main")
     (root / "notes.txt").write_text("main\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "main")
+    git(root, "commit", "-q", "--allow-empty", "-am", "main")
     subprocess.run(["git", "-c", "user.name=O", "-c", "user.email=o@x", "merge", "-q", "side"], cwd=root, capture_output=True)
 
 
@@ -50,7 +51,7 @@ def _pending_merge(root: Path) -> None:
     git(root, "switch", "-q", "-c", "side")
     (root / "other.txt").write_text("side\n", encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "side")
+    git(root, "commit", "-q", "--allow-empty", "-m", "side")
     git(root, "switch", "-q", "main")
     git(root, "merge", "-q", "--no-commit", "--no-ff", "side")
 
@@ -75,6 +76,7 @@ def test_a_run_works_in_a_linked_worktree(tmp_path: Path):
     root = _brain(tmp_path)
     other = tmp_path / "elsewhere"
     git(root, "worktree", "add", "-q", "-b", "night", str(other))
+    shutil.copytree(root / "sessions/raw", other / "sessions/raw", dirs_exist_ok=True)  # git-ignored: not checked out
     report = _dream(other)
     assert report.status == "ok" and report.commit
     assert git(root, "rev-parse", "night").strip() == report.commit

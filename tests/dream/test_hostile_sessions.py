@@ -48,7 +48,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory):
     (raw / "2026-08-01-secrets.jsonl").write_text(_session("2026-08-01-secrets", secrets), encoding="utf-8")
     (raw / "2026-08-01-payloads.jsonl").write_text(_session("2026-08-01-payloads", payloads), encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "hostile sessions")
+    git(root, "commit", "-q", "--allow-empty", "-m", "hostile sessions")
     report = run(load_settings(root, RunFlags(backend="offline", now="2026-08-02T02:00:00Z")), get_backend("offline"))
     return root, report
 

@@ -463,7 +463,7 @@ def test_import_never_touches_git(tmp_path: Path, make_tree) -> None:
     brain = make_tree(name="brain", files={"guide.md": "# guide\n"})
     git(brain, "init", "-q", "-b", "main")
     git(brain, "add", "-A")
-    git(brain, "commit", "-q", "-m", "start")
+    git(brain, "commit", "-q", "--allow-empty", "-m", "start")
     head = git(brain, "rev-parse", "HEAD")
     import_path("locomo", CASES["locomo"], brain)
     assert git(brain, "rev-parse", "HEAD") == head

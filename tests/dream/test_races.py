@@ -28,7 +28,7 @@ def owner_commit(root: Path, rel: str, line: str) -> bool:
         fh.write(f"\n{line}\n")
     deadline = time.monotonic() + 60  # a slow disk can hold a lock for seconds; a person waits too
     while True:
-        done = subprocess.run(["git", "commit", "-q", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
+        done = subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "owner edit", "--", rel], cwd=root, capture_output=True, text=True)
         if done.returncode == 0:
             return True
         if "nothing to commit" in done.stdout or "nothing added to commit" in done.stdout:

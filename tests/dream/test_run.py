@@ -221,8 +221,8 @@ def test_a_new_session_touches_only_what_it_is_about_and_then_there_is_nothing_t
         assert (root / rel).is_file(), rel
 
     (root / RAW / f"{LAST_SESSION}.jsonl").write_bytes((PERSONA / RAW / f"{LAST_SESSION}.jsonl").read_bytes())
-    git(root, "add", "--", RAW)
-    git(root, "commit", "-q", "-m", "new session")
+    git(root, "add", "-f", "--", RAW)
+    git(root, "commit", "-q", "--allow-empty", "-m", "new session")
     second = dream(root, DEMO_NOW)
     assert second.status == "ok" and second.sessions == [LAST_SESSION] and second.deferred == []
     assert second.commit == head(root)
@@ -255,7 +255,7 @@ def test_a_grown_session_is_compiled_from_its_first_new_turn(compiled_copy: Path
             turn_record(10, "assistant", "Noted: Kenji Mori presents the report in Kyoto on August 5.", ""),
         ):
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-    git(root, "commit", "-q", "-am", "two more turns")
+    git(root, "commit", "-q", "--allow-empty", "-am", "two more turns")
 
     report = dream(root, "2026-07-17T02:00:00Z")
     assert report.status == "ok" and report.sessions == [LAST_SESSION]
@@ -292,7 +292,7 @@ def test_a_sharded_state_is_read_once_and_the_next_run_commits_one_state_file(co
             (root / folder / f"{name}.json").write_text(json.dumps(part, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     state_path.write_text(json.dumps({**state, "version": 3}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     git(root, "add", "-A", ".dream")
-    git(root, "commit", "-q", "-m", "a Brain of an older Dream")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a Brain of an older Dream")
     sid = "2026-07-20-new-tool"
     add_session(root, sid, "2026-07-20T10:00:00+09:00", [("user", "I prefer PDF exports for the quarterly report."), ("assistant", "Noted.")])
 

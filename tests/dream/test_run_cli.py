@@ -87,8 +87,8 @@ def test_a_malformed_line_is_reported_with_file_and_line_and_the_rest_compiles(c
     broken = good[:2] + ['{"type":"turn","n":2,"role":"assistant","text":"cut off\n'] + good[3:]
     (root / RAW / f"{sid}.jsonl").write_text("".join(broken), encoding="utf-8")
     other = pending_session(root, "2026-07-20-other", "Priya Natarajan is designing a tactile map of Kyoto Station.", commit=False)
-    git(root, "add", "--", RAW)
-    git(root, "commit", "-q", "-m", "two sessions, one with a broken line")
+    git(root, "add", "-f", "--", RAW)
+    git(root, "commit", "-q", "--allow-empty", "-m", "two sessions, one with a broken line")
 
     report = dream(root, NOW)
     assert report.status == "ok" and report.sessions == sorted([sid, other])
@@ -105,7 +105,7 @@ def test_dream_run_tells_about_a_malformed_line_without_verbose(compiled_copy: P
     sid = pending_session(root)
     path = root / RAW / f"{sid}.jsonl"
     path.write_text(path.read_text(encoding="utf-8") + '{"type":"turn","n":3,"role":"user","text":"cut\n', encoding="utf-8")
-    git(root, "commit", "-q", "-am", "a broken line")
+    git(root, "commit", "-q", "--allow-empty", "-am", "a broken line")
     result = dream_cli("run", "--brain", root, "--now", NOW)
     assert result.exit_code == 0
     assert f"sessions/raw/{sid}.jsonl:4: malformed JSON" in result.stdout + result.stderr
@@ -116,8 +116,8 @@ def test_unsafe_names_and_binary_sessions_are_reported_and_the_rest_compiles(com
     (root / RAW / "bad name!.jsonl").write_text(session_text("bad", "2026-07-20T09:00:00+09:00", [("user", "Kenji Mori likes tea.")]))
     (root / RAW / "2026-07-20-binary.jsonl").write_bytes(b"\x00\xff\xfe not a session\n")
     good = pending_session(root)
-    git(root, "add", "--", RAW)
-    git(root, "commit", "-q", "-m", "three new files")
+    git(root, "add", "-f", "--", RAW)
+    git(root, "commit", "-q", "--allow-empty", "-m", "three new files")
 
     report = dream(root, NOW)
     assert report.status == "ok" and report.sessions == [good]
@@ -132,8 +132,8 @@ def test_unsafe_names_and_binary_sessions_are_reported_and_the_rest_compiles(com
 def test_a_session_that_cannot_be_read_does_not_make_a_commit_every_night(compiled_copy: Path) -> None:
     root = compiled_copy
     (root / RAW / "2026-07-20-binary.jsonl").write_bytes(b"\x00\xff\xfe not a session\n")
-    git(root, "add", "--", RAW)
-    git(root, "commit", "-q", "-m", "a broken export")
+    git(root, "add", "-f", "--", RAW)
+    git(root, "commit", "-q", "--allow-empty", "-m", "a broken export")
     before = head(root)
     for night in ("2026-07-21T02:00:00Z", "2026-07-22T02:00:00Z"):
         report = dream(root, night)
@@ -148,8 +148,8 @@ def test_a_session_whose_header_id_differs_from_its_file_name_is_cited_by_its_fi
         ("user", "Aiko Tanaka is writing a guide to step-free routes in Sendai Station."),
         ("assistant", "Noted."),
     ]), encoding="utf-8")
-    git(root, "add", "--", RAW)
-    git(root, "commit", "-q", "-m", "a renamed session")
+    git(root, "add", "-f", "--", RAW)
+    git(root, "commit", "-q", "--allow-empty", "-m", "a renamed session")
 
     report = dream(root, NOW)
     assert report.status == "ok" and report.sessions == [sid] and report.rejected == {}

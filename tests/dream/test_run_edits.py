@@ -46,7 +46,7 @@ def test_a_committed_hand_edit_survives_and_the_new_fact_lands(compiled_copy: Pa
     page = root / KENJI
     hand = "Kenji prefers green tea at meetings (added by hand)."
     page.write_text(page.read_text(encoding="utf-8") + f"\n{hand}\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "a note of my own")
+    git(root, "commit", "-q", "--allow-empty", "-am", "a note of my own")
     sid = kenji_session(root)
 
     report = dream(root, "2026-07-21T02:00:00Z")
@@ -106,7 +106,7 @@ def test_a_conflicting_owner_rewrite_is_kept_and_reported(compiled_copy: Path) -
     rewritten = "- 2026-05-19: Nadia heads inclusive design research at the [[open-access-institute|Open Access Institute]] since 2026-05-18."
     owners = text.replace(dreams, rewritten)
     page.write_text(owners, encoding="utf-8")
-    git(root, "commit", "-q", "-am", "my wording")
+    git(root, "commit", "-q", "--allow-empty", "-am", "my wording")
     # A new employer: Dream moves the employer bullet the owner rewrote to History.
     add_session(root, "2026-08-01-new-job", "2026-08-01T10:00:00+09:00", [
         ("user", "I work at Kyoto University as a professor of inclusive design."),
@@ -153,7 +153,7 @@ def _assert_forgotten(root: Path, report, slug: str, rel: str) -> None:
 def test_a_page_deleted_and_committed_by_the_owner_is_recorded_and_never_recreated(compiled_copy: Path) -> None:
     root = compiled_copy
     git(root, "rm", "-q", KENJI)
-    git(root, "commit", "-q", "-m", "I do not want a page about Kenji")
+    git(root, "commit", "-q", "--allow-empty", "-m", "I do not want a page about Kenji")
     kenji_and_nadia_session(root)
 
     report = dream(root, "2026-07-21T02:00:00Z")
@@ -170,9 +170,9 @@ def test_a_page_deleted_and_committed_by_the_owner_is_recorded_and_never_recreat
 def test_a_page_deleted_commits_ago_is_found_in_the_history_since_dreams_last_commit(compiled_copy: Path) -> None:
     root = compiled_copy
     git(root, "rm", "-q", KENJI)
-    git(root, "commit", "-q", "-m", "I do not want a page about Kenji")
+    git(root, "commit", "-q", "--allow-empty", "-m", "I do not want a page about Kenji")
     (root / "guide.md").write_text((root / "guide.md").read_text(encoding="utf-8") + "\nMy own note.\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "an unrelated commit on top")
+    git(root, "commit", "-q", "--allow-empty", "-am", "an unrelated commit on top")
     kenji_and_nadia_session(root)
 
     report = dream(root, "2026-07-21T02:00:00Z")
@@ -201,11 +201,11 @@ def test_an_owner_edit_to_a_summary_survives_when_its_session_grows(compiled_cop
     summary = root / f"sessions/summaries/{LAST_SESSION}.md"
     mine = "Owner: the report went out on time."
     summary.write_text(summary.read_text(encoding="utf-8") + f"\n{mine}\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "my line in the summary")
+    git(root, "commit", "-q", "--allow-empty", "-am", "my line in the summary")
     with open(root / RAW / f"{LAST_SESSION}.jsonl", "a", encoding="utf-8") as fh:
         line = turn_record(9, "user", "Kenji Mori will present the final report in Kyoto on August 5.", "2026-07-16T10:00:00+09:00")
         fh.write(json.dumps(line) + "\n")
-    git(root, "commit", "-q", "-am", "one more turn")
+    git(root, "commit", "-q", "--allow-empty", "-am", "one more turn")
 
     report = dream(root, "2026-07-17T02:00:00Z")
     assert report.status == "ok" and report.sessions == [LAST_SESSION]
@@ -219,7 +219,7 @@ def test_an_owner_edit_to_a_note_survives_when_dream_supersedes_it(compiled_copy
     assert len(notes) == 1
     note, mine = notes[0], "Owner: she started on a Monday."
     note.write_text(note.read_text(encoding="utf-8") + f"\n{mine}\n", encoding="utf-8")
-    git(root, "commit", "-q", "-am", "my line in a note")
+    git(root, "commit", "-q", "--allow-empty", "-am", "my line in a note")
     add_session(root, "2026-08-01-new-job", "2026-08-01T10:00:00+09:00", [
         ("user", "I work at Kyoto University as a professor of inclusive design."),
         ("assistant", "Congratulations on the new role."),
@@ -240,7 +240,7 @@ def test_an_owner_edit_to_a_note_survives_when_dream_writes_it_twice_in_one_run(
     note = root / "notes/nadia-rahman/nadia-prefers-pdf-figures-over-png.md"
     text = note.read_text(encoding="utf-8")
     note.write_text(text.replace("title: Nadia prefers PDF figures over PNG", "title: PDF figures, not PNG (checked by me)"), encoding="utf-8")
-    git(root, "commit", "-q", "-am", "my title for the note")
+    git(root, "commit", "-q", "--allow-empty", "-am", "my title for the note")
     sid = "2026-07-20-figures-again"
     add_session(root, sid, "2026-07-20T10:00:00+09:00", [
         ("user", "For the record: I prefer PDF figures over PNG."), ("assistant", "Noted."),
@@ -266,7 +266,7 @@ def hand_brain(tmp_path_factory: pytest.TempPathFactory):
     with isolated_env():
         git(root, "init", "-q", "-b", "main")
         git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", "written by hand")
+        git(root, "commit", "-q", "--allow-empty", "-m", "written by hand")
         report = dream(root, "2026-07-15T02:00:00Z")
     return root, report
 
@@ -325,7 +325,7 @@ def test_a_hand_written_page_that_is_not_utf8_keeps_its_bytes_and_the_run_says_w
     raw = b"---\ntitle: Rosa Lind\ntype: person\n---\n# Rosa Lind\n\nMet at the caf\xe9 in Sendai.\n"
     (root / rel).write_bytes(raw)
     git(root, "add", rel)
-    git(root, "commit", "-q", "-m", "a page of my own, saved as Latin-1")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a page of my own, saved as Latin-1")
     sid = "2026-07-20-rosa-book"
     add_session(root, sid, "2026-07-20T10:00:00+09:00",
                 [("user", "Rosa Lind is writing a book about tactile paving in Japanese stations."), ("assistant", "Good.")])
@@ -343,7 +343,7 @@ def test_a_page_the_owner_broke_is_reported_left_alone_and_updated_once_fixed(co
     good = page.read_text(encoding="utf-8")
     broken = good.replace("title: Nadia Rahman", "title: [Nadia Rahman", 1)  # an unclosed [ in the YAML
     page.write_text(broken, encoding="utf-8")
-    git(root, "commit", "-q", "-am", "my edit")
+    git(root, "commit", "-q", "--allow-empty", "-am", "my edit")
     add_session(root, "2026-08-01-new-job", "2026-08-01T10:00:00+09:00", [
         ("user", "I work at Kyoto University as a professor of inclusive design."), ("assistant", "Congratulations.")])
     report = dream(root, "2026-08-02T02:00:00Z")
@@ -353,7 +353,7 @@ def test_a_page_the_owner_broke_is_reported_left_alone_and_updated_once_fixed(co
     assert any("F001 invalid YAML" in why for why in report.rejected["knowledge/people/nadia-rahman.md"])
     assert "knowledge/index.md" in commit_files(root)  # the rest of the run went on: the index too
     page.write_text(good, encoding="utf-8")
-    git(root, "commit", "-q", "-am", "fixed")
+    git(root, "commit", "-q", "--allow-empty", "-am", "fixed")
     add_session(root, "2026-08-05-more", "2026-08-05T10:00:00+09:00", [
         ("user", "I prefer morning meetings."), ("assistant", "Noted.")])
     again = dream(root, "2026-08-06T02:00:00Z")

@@ -40,7 +40,7 @@ def _brain(tmp_path: Path) -> tuple[Path, str]:
         (root / rel).write_text(text, encoding="utf-8")
     (root / "sessions/summaries/s1.md").chmod(0o755)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "owner")
+    git(root, "commit", "-q", "--allow-empty", "-m", "owner")
     return root, git(root, "rev-parse", "HEAD").strip()
 
 
@@ -175,7 +175,7 @@ def test_untouched_entries_of_a_touched_folder_keep_their_mode_and_id(tmp_path: 
     for i in range(3000):
         (bob / f"old-{i:04d}.md").write_text(f"old {i}\n", encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a big folder")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a big folder")
     base = git(root, "rev-parse", "HEAD").strip()
     writes = {f"notes/bob/new-{i:04d}.md": f"new {i}\n" for i in range(3000)}
     writes["notes/bob/old-0007.md"] = "changed\n"
@@ -191,7 +191,7 @@ def test_folders_with_spaces_new_and_old_get_the_tree_git_add_gives(tmp_path: Pa
     (root / "notes/my topic").mkdir(parents=True)
     (root / "notes/my topic/a.md").write_text("a\n", encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "a folder with a space")
+    git(root, "commit", "-q", "--allow-empty", "-m", "a folder with a space")
     base = git(root, "rev-parse", "HEAD").strip()
     writes = {"notes/my topic/b.md": "b\n", "notes/new topic missing/c.md": "c\n", "notes/my topic/a.md": "a, changed\n"}
     result = apply_sync(root, SyncPlan(writes=writes, added=sorted(writes), modified=[]), "m\n", "r1", base, root / ".dream/runs/r1")
@@ -274,7 +274,7 @@ def test_a_deletion_lands_in_the_commit_and_the_working_tree_and_its_folder_goes
     (root / ".dream/written").mkdir(parents=True)
     (root / ".dream/written/0a.json").write_text("{}\n", encoding="utf-8")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "an older state")
+    git(root, "commit", "-q", "--allow-empty", "-m", "an older state")
     base = git(root, "rev-parse", "HEAD").strip()
     plan = SyncPlan(writes={".dream/state.json": "{}\n"}, deletes=[".dream/written/0a.json"], based_on={".dream/written/0a.json": "{}\n"})
     result = apply_sync(root, plan, "m\n", "r1", base, root / ".dream/runs/r1")
