@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from brain import layout
-from brain.page import Page
+from brain.page import Page, render_page
 from brain.repo import blob_id
 from brain.view import BrainView, parse_bytes
 from dream.backends.base import EntityRef, ModelBackend
@@ -84,6 +84,7 @@ class Compilation:
     updated: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
     unstaged_notes: dict[str, Note] = field(default_factory=dict)  # path → note attach changed (dream.phases.attach)
+    own: dict[str, str | None] = field(default_factory=dict)  # path → Dream's text under the owner's edits (None: no edits)
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
     _refs: tuple[int, list[EntityRef]] = (-1, [])  # (resolver version, known_refs) as last built
 
@@ -140,8 +141,10 @@ class Compilation:
     def stage(self, path: str, text: str) -> bool:
         """Stage a file Dream owns, protecting the owner's text; True when something was staged.
 
-        A file Dream wrote before and the owner edited since is 3-way merged (base: Dream's last
-        write); on conflict the owner's text stays. A file Dream never wrote (hand-written) is kept.
+        A file Dream wrote before and the owner edited since is 3-way merged: the base is Dream's
+        own text under the owner's edits (state.json's `merge_bases`), else Dream's last write.
+        Where both changed the same lines the owner's lines stay (a conflict, reported) and
+        Dream's other changes land. A file Dream never wrote (hand-written) is kept.
         """
         raw = self.view.tree.read_if_exists(path)
         live = raw.decode("utf-8", errors="replace") if raw is not None else None
@@ -150,20 +153,23 @@ class Compilation:
             self.kept.append(path)
             return False
         # Every write of the run is merged, not only the first: a note that gains two sources in one
-        # run is staged twice, and the owner's edit must be in the text that lands. A file still as
-        # Dream wrote it has nothing to merge.
-        base = self._base(blob) if blob is not None and blob_id(raw) != blob else None
+        # run is staged twice, and the owner's edit must be in the text that lands.
+        base = self.state.merge_bases.get(path) if live is not None else None
+        if base is None and blob is not None and blob_id(raw) != blob:
+            base = self._base(blob)
+        merged = text
         if base is not None and live != base:
-            text, clean = merge3(base, live, text)
+            merged, clean = merge3(base, live, text)
             if not clean:
-                conflict = f"{path}: the owner's edit and Dream's update overlap; the owner's text was kept"
+                conflict = f"{path}: the owner's edit and Dream's update changed the same lines; the owner's lines were kept"
                 if conflict not in self.conflicts:
                     self.conflicts.append(conflict)
-                self.staged.drop(path)  # an earlier write of this run, merged cleanly, does not land alone
-                return False
-        if text == live:
+            merged = keep_cited_sources(merged, live, path)
+        self.own[path] = text if merged != text else None
+        if merged == live:
+            self.staged.drop(path)  # an earlier write of this run does not land alone
             return False
-        self.staged.write(path, text)
+        self.staged.write(path, merged)
         return True
 
     def _base(self, blob: str) -> str | None:
@@ -175,3 +181,18 @@ class Compilation:
     def live_page(self, slug: str) -> Page | None:
         path = self.page_path(slug)
         return self.view.doc(path) if path else None
+
+
+def keep_cited_sources(merged: str, live: str, path: str) -> str:
+    """The merged document with the sources its body cites but its front matter lost (an owner's
+    kept line cites what Dream's update stopped citing) taken back from the live text."""
+    if not layout.doc_kind(path):
+        return merged
+    page, before = parse_bytes(path, merged.encode("utf-8")), parse_bytes(path, live.encode("utf-8"))
+    if not isinstance(page, Page) or not isinstance(before, Page):
+        return merged
+    sources = page.frontmatter.sources
+    back = {c.n: before.frontmatter.sources[c.n] for c in page.cites if c.n not in sources and c.n in before.frontmatter.sources}
+    if not back:
+        return merged
+    return render_page(page.with_changes(frontmatter=page.frontmatter.model_copy(update={"sources": {**sources, **back}})))

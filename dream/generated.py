@@ -32,6 +32,13 @@ def write_generated(comp: Compilation, report: RunReport, with_state: bool) -> N
                 forget = forget.rstrip("\n") + "\n" + line + "\n"
         staged.write(layout.FORGET, forget)
     if with_state:
+        for path, own in comp.own.items():
+            if path in report.rejected:  # a rejected file did not change: its base stays
+                continue
+            if own is None:
+                comp.state.merge_bases.pop(path, None)
+            else:
+                comp.state.merge_bases[path] = own
         written = {path: blob_id(text.encode("utf-8")) for path, text in staged.written.items() if not layout.is_state_path(path)}
         staged.write(layout.STATE, comp.state.render(last_run=comp.run_id, written=written))
 

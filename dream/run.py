@@ -121,6 +121,7 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
         instructions = instructions.model_copy(update={"forget": sorted(set(instructions.forget) | set(forgotten))})
         for p in deleted:
             state.written.pop(p, None)
+            state.merge_bases.pop(p, None)
     run_dir = root / layout.RUNS / run_id
     staged = StagedTree(run_dir / "staged", live.tree, removable=tuple(f + "/" for f in LEGACY_SHARDS.values()),
                         listed=frozenset(live.files))

@@ -52,6 +52,7 @@ class DreamState(Model):
     sessions: dict[str, SessionState] = Field(default_factory=dict)
     entities: dict[str, EntityState] = Field(default_factory=dict)
     written: dict[str, str] = Field(default_factory=dict)  # path → git blob id of Dream's last write
+    merge_bases: dict[str, str] = Field(default_factory=dict)  # path → Dream's own text, where the owner's edits sit on it
     slots: dict[str, list[str]] = Field(default_factory=dict)  # global slot → note paths that fill it
     mentions: dict[str, list[str]] = Field(default_factory=dict)  # page slug → notes of other pages naming it
     last_run: str | None = None
@@ -62,6 +63,8 @@ class DreamState(Model):
         data = self.model_dump(exclude_none=True)
         data["version"] = STATE_VERSION
         data["written"] = {**self.written, **(written or {})}
+        if not data["merge_bases"]:  # most Brains have none: their state.json has no such key
+            del data["merge_bases"]
         if last_run is not None:
             data["last_run"] = last_run
         return json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

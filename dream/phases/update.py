@@ -178,22 +178,33 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         updated=max(dates),
         sources={n: t for t, n in numbers.items()},
     )
-    body, sources = renumber(draft.body, fm.sources)
+    body, sources = renumber(draft.body, fm.sources, live.frontmatter.sources if live else None)
     return new_page(path, fm.model_copy(update={"sources": sources}), body)
 
 
-def renumber(body: str, sources: dict[int, str]) -> tuple[str, dict[int, str]]:
-    """Sources numbered 1..n in order of first use in the body; unused ones dropped."""
+def renumber(body: str, sources: dict[int, str], previous: dict[int, str] | None = None) -> tuple[str, dict[int, str]]:
+    """Sources numbered in order of first use in the body; unused ones dropped. A target the page
+    cited before (`previous`: its sources) keeps its number and a new one takes a number above all
+    of them, so an owner's edited line goes on citing what it cited, and an update touches only the
+    lines whose facts changed."""
+    was = {t: n for n, t in sorted((previous or {}).items(), reverse=True)}
+    top = max(was.values(), default=0)
     order: dict[int, int] = {}
 
     def _new(m: re.Match) -> str:
+        nonlocal top
         old = int(m.group(1))
         if old not in sources:
             return m.group(0)  # the C001 validator will name it
-        return f"[cite:{order.setdefault(old, len(order) + 1)}]"
+        if old not in order:
+            target = sources[old]
+            if target not in was:
+                top += 1
+            order[old] = was.get(target, top)
+        return f"[cite:{order[old]}]"
 
     body = re.sub(r"\[cite:(\d+)\]", _new, body)
-    return body, {new: sources[old] for old, new in order.items()}
+    return body, {new: sources[old] for old, new in sorted(order.items(), key=lambda kv: kv[1])}
 
 
 def _update_page(comp: Compilation, slug: str, path: str) -> None:

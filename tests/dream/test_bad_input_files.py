@@ -67,3 +67,41 @@ def test_a_pipe_and_a_deep_line_in_sessions_raw_are_reported_and_the_rest_compil
     assert "sessions/raw/pipe.jsonl: not a regular file; skipped" in result.stdout + result.stderr
     assert "sessions/raw/2026-01-02-deep.jsonl:3: JSON nested too deeply; line skipped" in result.stdout + result.stderr
     assert (brain / "sessions/summaries/2026-01-02-deep.md").is_file()
+
+
+def _session_lines(sid: str, *texts: str) -> str:
+    header = {"type": "session", "id": sid, "started": "2026-01-02T10:00:00Z", "participants": ["Ana", "assistant"]}
+    turns = [{"type": "turn", "n": n, "role": "user", "speaker": "Ana", "text": t} for n, t in enumerate(texts, 1)]
+    return "".join(json.dumps(x) + "\n" for x in [header, *turns])
+
+
+HUGE = "I work at Harbor Labs in Porto. " + "word " * 2_000_000  # a 10 MB line
+
+
+def test_a_10_mb_line_and_symlink_loops_in_an_import_folder_are_bounded_and_the_rest_imports(brain: Path, tmp_path: Path):
+    folder = tmp_path / "export"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "big.jsonl").write_text(_session_lines("2026-01-02-big", HUGE, "I live in Porto."), encoding="utf-8")
+    (folder / "small.jsonl").write_text(_session_lines("2026-01-03-small", "I like green tea."), encoding="utf-8")
+    os.symlink(".", folder / "loop")
+    os.symlink("..", folder / "sub" / "up")
+    result = dream("import", "jsonl", str(folder), "--brain", str(brain), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "2 new" in result.stdout and "Traceback" not in result.stderr
+    assert f"{folder / 'big.jsonl'}:2: turn 1 is longer than 200000 characters; it was cut" in result.stderr
+    imported = (brain / "sessions/raw/2026-01-02-big.jsonl").read_text(encoding="utf-8")
+    assert len(imported) < 300_000 and "I live in Porto." in imported
+
+
+def test_a_10_mb_line_and_a_symlink_loop_in_sessions_raw_are_reported_and_the_rest_compiles(brain: Path, tmp_path: Path):
+    raw = brain / "sessions/raw"
+    (raw / "2026-01-02-big.jsonl").write_text(_session_lines("2026-01-02-big", HUGE, "I live in Porto."), encoding="utf-8")
+    os.symlink(".", raw / "loop")
+    os.symlink("2026-01-02-big.jsonl", raw / "again.jsonl")
+    result = dream("run", "--brain", str(brain), "--now", "2026-01-03T02:00:00Z", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = result.stdout + result.stderr
+    assert "sessions/raw/2026-01-02-big.jsonl:2: turn 1 is longer than 200000 characters; it was cut" in said
+    assert "sessions/raw/again.jsonl: is a symbolic link" in said and "sessions/raw/loop: not a session file" in said
+    summary = (brain / "sessions/summaries/2026-01-02-big.md").read_text(encoding="utf-8")
+    assert len(summary) < 5_000 and "Harbor Labs" in summary

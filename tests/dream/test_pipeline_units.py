@@ -309,6 +309,10 @@ def test_plan_sync_overwrites_state_even_when_it_changed_and_sorts_paths() -> No
         (BASE, "x\n", "x\n", ("x\n", True)),  # both the same
         (BASE, "A\nb\nc\nd\ne\n", "a\nb\nc\nd\nE\n", ("A\nb\nc\nd\nE\n", True)),  # apart: merged
         (BASE, "a\nB1\nc\nd\ne\n", "a\nB2\nc\nd\ne\n", ("a\nB1\nc\nd\ne\n", False)),  # overlap: owner wins
+        (BASE, "a\nB1\nc\nd\ne\n", "a\nB2\nc\nd\nE\n", ("a\nB1\nc\nd\nE\n", False)),  # ... and Dream's other hunks land
+        (BASE, "a\nB1\nc\nd\ne\n", "a\nb\nnew\nc\nd\ne\n", ("a\nB1\nnew\nc\nd\ne\n", True)),  # a line added beside the edit
+        (BASE, "a\nB1\nc\nd\ne\n", "new\na\nb\nc\nd\ne\n", ("new\na\nB1\nc\nd\ne\n", True)),
+        (BASE, "a\nb\nmine\nc\nd\ne\n", "a\nb\nnew\nc\nd\ne\n", ("a\nb\nmine\nnew\nc\nd\ne\n", True)),  # both added there
         ("", "owner\n", "dream\n", ("owner\n", False)),
         ("a\n", "a\nmine\n", "a\nmine\n", ("a\nmine\n", True)),
         ("line ü\n", "line ü\nowner\n", "dream\nline ü\n", ("dream\nline ü\nowner\n", True)),  # UTF-8 kept

@@ -4,6 +4,7 @@ and pages the owner deleted (never re-created, recorded in .dream/forget.md)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -97,7 +98,7 @@ def test_an_edit_made_while_the_run_goes_on_is_merged_not_lost(compiled_copy: Pa
     assert text.endswith(line) and BOOK.rstrip(".") in text
 
 
-def test_a_conflicting_owner_rewrite_is_kept_and_reported(compiled_copy: Path) -> None:
+def test_a_conflicting_owner_rewrite_is_kept_reported_once_and_the_page_goes_on_receiving_updates(compiled_copy: Path) -> None:
     root = compiled_copy
     page = root / NADIA
     dreams = "- 2026-05-18: As of May 18 Nadia works at the [[open-access-institute|Open Access Institute]] as head of inclusive design research."
@@ -117,15 +118,50 @@ def test_a_conflicting_owner_rewrite_is_kept_and_reported(compiled_copy: Path) -
     assert report.status == "ok" and report.sessions == ["2026-08-01-new-job"]
     assert [c for c in report.conflicts if c.startswith(f"{NADIA}: ")], report.conflicts
     assert f"\nConflict: {NADIA}: " in git(root, "log", "-1", "--format=%B")
-    assert page.read_text(encoding="utf-8") == owners
-    assert NADIA not in commit_files(root) and NADIA not in report.pages_updated
+    text = page.read_text(encoding="utf-8")
+    assert rewritten in text and dreams not in text.partition("## History")[0]
+    # The rest of Dream's update lands: the new employer, the old one in History.
+    assert NADIA in commit_files(root) and NADIA in report.pages_updated
+    assert "[[kyoto-university|Kyoto University]] as a professor of inclusive design. [cite:" in text
+    assert "- Until 2026-08-01: As of May 18 Nadia works at the [[open-access-institute" in text
     # Dream did mean to change that bullet: the fact behind it is superseded.
     [old] = [p for p in commit_files(root) if p.startswith("notes/nadia-rahman/") and "works-at-the-open-access-institute" in p]
     assert "until: 2026-08-01" in (root / old).read_text(encoding="utf-8")
     assert [p for p in commit_files(root) if not is_dream_path(p)] == []
     assert git(root, "status", "--porcelain") == ""
 
+    again = dream(root, "2026-08-03T02:00:00Z")
+    assert again.status == "nothing-to-do" and again.conflicts == []
+    add_session(root, "2026-08-05-koto", "2026-08-05T10:00:00+09:00", [("user", "I started learning the koto."), ("assistant", "Nice.")])
+    later = dream(root, "2026-08-06T02:00:00Z")
+    assert later.conflicts == [] and NADIA in later.pages_updated
+    text = page.read_text(encoding="utf-8")
+    assert rewritten in text and "koto" in text
 
+
+@pytest.mark.parametrize("nth", [0, 3, 7, -1])
+def test_an_owner_edit_to_a_cited_line_stays_through_the_next_three_runs_which_all_land(compiled_copy: Path, nth: int) -> None:
+    root = compiled_copy
+    page = root / KENJI
+    before = parse_page(page.read_text(encoding="utf-8"), KENJI)
+    lines = page.read_text(encoding="utf-8").splitlines()
+    cited = [i for i, line in enumerate(lines) if line.startswith("- ") and "[cite:" in line]
+    i = cited[nth]
+    targets = [before.frontmatter.sources[int(n)] for n in re.findall(r"\[cite:(\d+)\]", lines[i])]
+    lines[i] = lines[i].replace("- ", "- (as I recall) ", 1)
+    mine = lines[i]
+    page.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    git(root, "commit", "-q", "-am", "my wording")
+    for k, fact in enumerate(["is writing a book about tactile paving", "started cycling to work in July", "is learning the shakuhachi"]):
+        add_session(root, f"2026-07-2{k}-kenji", f"2026-07-2{k}T10:00:00+09:00", [("user", f"Kenji Mori {fact}."), ("assistant", "Noted.")])
+        report = dream(root, f"2026-07-2{k}T23:00:00Z")
+        assert report.status == "ok" and report.conflicts == [] and KENJI in report.pages_updated
+        text = page.read_text(encoding="utf-8")
+        assert text.count(mine) == 1 and fact in text
+        # The edited line still cites what it cited: existing sources keep their numbers.
+        after = parse_page(text, KENJI)
+        assert [after.frontmatter.sources[int(n)] for n in re.findall(r"\[cite:(\d+)\]", mine)] == targets
+    assert git(root, "status", "--porcelain") == ""
 
 
 def kenji_and_nadia_session(root: Path) -> str:
