@@ -1,13 +1,18 @@
 """Secret shapes: `secret_spans(text)` finds credentials, `redact_secrets(text)` masks them.
 
-Used by the X001 check and reusable by the compiler (e.g. to redact a transcript before a
-model sees it). Patterns favour precision: prose such as "the password policy" or "a token of
-thanks" must not match, and neither must code such as `token = next(tokens)`.
+The provider rules are Yelp's detect-secrets (its regex plugins, kept up to date upstream) plus
+shapes it lacks (Anthropic, Google, Hugging Face, DigitalOcean, Shopify, bearer tokens, private
+key blocks whole); then card numbers, IDs and IBANs with their checksums, and values stated in
+prose ("the wifi password is …"). Used at the read edge (brain.sessions) and by the X001 check.
+Patterns favour precision: prose such as "the password policy" or "a token of thanks" must not
+match, and neither must code such as `token = next(tokens)`.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from importlib import resources
 
 from brain.patterns import Gate, LazyPattern, Span, disjoint, gate_open
 
@@ -50,15 +55,69 @@ _SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
     ("npm-token", LazyPattern(r"\bnpm_[A-Za-z0-9]{36}\b"), 0, (("npm_",),)),
     ("azure-storage-key", LazyPattern(r"AccountKey=([A-Za-z0-9+/]{40,}={0,2})"), 1, (("AccountKey",),)),
     ("mailgun-key", LazyPattern(r"\bkey-[0-9a-zA-Z]{32}\b"), 0, (("key-",),)),
-    ("sendgrid-key", LazyPattern(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), 0, (("SG.",),)),
     ("huggingface-token", LazyPattern(r"\bhf_[A-Za-z0-9]{34,}\b"), 0, (("hf_",),)),
-    ("gitlab-token", LazyPattern(r"\bglpat-[A-Za-z0-9_-]{20,}"), 0, (("glpat-",),)),
     ("pypi-token", LazyPattern(r"\bpypi-AgE[A-Za-z0-9_-]{50,}"), 0, (("pypi-",),)),
-    ("telegram-bot-token", LazyPattern(r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b"), 0, ((":AA",),)),
     ("twilio-key", LazyPattern(r"\bSK[0-9a-fA-F]{32}\b"), 0, (("SK",),)),
     ("digitalocean-token", LazyPattern(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0, (("dop_v1_", "doo_v1_", "dor_v1_"),)),
     ("shopify-token", LazyPattern(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0, (("shpat_", "shpca_", "shppa_", "shpss_"),)),
 ]
+
+# detect-secrets' regex plugins (brain/secret_rules.json), each behind a gate of its own
+# literals: a text without them is not searched.
+_KEYWORD: Gate = (("key", "pw", "pass", "token", "secret"),)
+_DETECT_SECRETS_GATES: dict[str, Gate] = {
+    "AWSKeyDetector": (("A3T", "ABIA", "ACCA", "AKIA", "ASIA", "aws"),),
+    "AzureStorageKeyDetector": (("AccountKey",),),
+    "BasicAuthDetector": (("://",), ("@",)),
+    "CloudantDetector": (("cl", "cloudant.com"), ("key", "pw", "pass", "token", "cloudant.com")),
+    "DiscordBotTokenDetector": ((".",), ("M", "N", "O")),
+    "GitHubTokenDetector": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),),
+    "GitLabTokenDetector": (("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-",
+                             "glagent-", "gloas-"),),
+    "IbmCloudIamDetector": _KEYWORD,
+    "IbmCosHmacDetector": _KEYWORD,
+    "JwtTokenDetector": (("eyJ",),),
+    "MailchimpDetector": (("-us",),),
+    "NpmDetector": (("_authToken",),),
+    "OpenAIDetector": (("T3BlbkFJ",),),
+    "PrivateKeyDetector": (("PRIVATE KEY", "PuTTY-User-Key"),),
+    "PypiTokenDetector": (("pypi-",),),
+    "SendGridDetector": (("SG.",),),
+    "SlackDetector": (("xox", "hooks.slack.com"),),
+    "SoftlayerDetector": _KEYWORD + (("sl", "softlayer"),),
+    "SquareOAuthDetector": (("sq0csp-",),),
+    "StripeDetector": (("k_live_",),),
+    "TelegramBotTokenDetector": ((":",), ("0", "1", "2", "3", "4", "5", "6", "7", "8", "9")),
+    "TwilioKeyDetector": (("AC", "SK"),),
+}
+
+
+def _detect_secrets_rules() -> list[tuple[str, Gate, tuple[LazyPattern, ...]]]:
+    """(kind, gate, patterns) of each of detect-secrets' regex plugins (brain/secret_rules.json,
+    written from the package by scripts/gen_secret_rules.py)."""
+    data = json.loads((resources.files("brain") / "secret_rules.json").read_text(encoding="utf-8"))
+    return [(rule["kind"], _DETECT_SECRETS_GATES[rule["plugin"]], tuple(LazyPattern(p, f) for p, f in rule["patterns"]))
+            for rule in data["rules"]]
+
+
+_RULES: list = []  # detect-secrets' rules, loaded the first time a text may hold one
+
+
+def _maintained_spans(text: str, lower: str) -> list[Span]:
+    if not _RULES:
+        _RULES.extend(_detect_secrets_rules())
+    spans = []
+    for kind, gate, patterns in _RULES:
+        if not gate_open(gate, text, lower):
+            continue
+        for m in (m for pattern in patterns for m in pattern.finditer(text)):
+            # A rule that captures the value after its label (`password = "…"`, `user:pass@`)
+            # masks that value; the others mask the whole match.
+            g = 1 if m.lastindex and m.start(1) > m.start() and m.end(1) >= m.end() - 1 else 0
+            if m.end(g) > m.start(g):
+                spans.append((m.start(g), m.end(g), kind))
+    return spans
+
 
 # Numbers that identify a person or an account, checked by their own rules (no word gates them).
 _CARD = LazyPattern(r"(?<![\d-])\d[\d -]{11,22}\d(?![\d-])")  # a run of digits, spaces and dashes; checked below
@@ -127,9 +186,9 @@ _PROSE_GATE: Gate = (
 _WORDY = LazyPattern(r"[A-Za-z]+(?:['’\-][A-Za-z]+)*")
 _QUOTED_WORDS = LazyPattern(r"[A-Za-z][A-Za-z '’\-]*")
 _PLACEHOLDER = LazyPattern(
-    r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.I
+    r"^(?:\[REDACTED|<|\$\{?|\{\{|%|:|x{4,}$|\.\.\.|…|https?://|/|~/|\./|\d{4}-\d{2}-\d{2}$)|\*{3,}|[<>]", re.IGNORECASE
 )
-_SECRET_TEMPLATE = LazyPattern(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.I)
+_SECRET_TEMPLATE = LazyPattern(r"^(?:\$\{?\w+\}?|<[^>]*>|\{\{[^}]*\}\}|\*+|x+|\[REDACTED[^\]]*\]?)$", re.IGNORECASE)
 
 
 def _has_letters_and_digits(value: str) -> bool:
@@ -150,6 +209,7 @@ def _prose_value_is_secret(value: str, quoted: bool) -> bool:
 
 def _first_words(exact: bool) -> LazyPattern:
     words = {w for *_, gate in _SECRETS for w in gate[0]} | set(_PROSE_GATE[0])
+    words |= {w for gate in _DETECT_SECRETS_GATES.values() for w in gate[0]}
     chosen = sorted((w for w in words if (w != w.lower()) == exact), key=lambda w: (-len(w), w))
     return LazyPattern("|".join(map(re.escape, chosen)))
 
@@ -162,13 +222,11 @@ _FIRST_EXACT, _FIRST_LOWER = _first_words(exact=True), _first_words(exact=False)
 def secret_spans(text: str) -> list[Span]:
     """(start, end, kind) of each credential-shaped string, sorted and non-overlapping.
 
-    Kinds: private-key, anthropic-api-key, openai-api-key, github-token, slack-token,
-    slack-webhook, stripe-key, stripe-webhook-secret, google-api-key, google-oauth-secret,
-    google-oauth-token, aws-access-key-id, aws-secret-access-key, jwt, bearer-token,
-    url-password (the password of `scheme://user:pass@host`), npm-token, azure-storage-key,
-    mailgun-key, sendgrid-key, huggingface-token, gitlab-token, pypi-token, telegram-bot-token,
-    twilio-key, digitalocean-token, shopify-token, card-number, ssn, iban, and password / token /
-    api-key / secret for a value stated in prose ("the wifi password is hunter22", "token: ab12…").
+    Kinds: those of the rules above (private-key, anthropic-api-key, openai-api-key, github-token,
+    aws-access-key-id, url-password: the password of `scheme://user:pass@host`, …), those of
+    detect-secrets' plugins by their names (sendgrid-api-key, discord-bot-token, gitlab-token, …),
+    card-number, ssn, iban, and password / token / api-key / secret for a value stated in prose
+    ("the wifi password is hunter22", "token: ab12…").
     """
     spans = _number_spans(text)
     lower = text.lower()
@@ -197,6 +255,8 @@ def secret_spans(text: str) -> list[Span]:
             label = m.group("label").lower()
             kind = next(v for k, v in _LABELS.items() if k in label)
             spans.append((start, start + len(value), kind))
+    # Where a rule here finds the same secret, its name (more precise) is the one shown.
+    spans += [m for m in _maintained_spans(text, lower) if not any(a < m[1] and m[0] < b for a, b, _ in spans)]
     return disjoint(spans)
 
 

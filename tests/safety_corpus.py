@@ -36,7 +36,7 @@ SECRETS = [
     ("npm-token", "//registry.npmjs.org/:_authToken=npm_" + "Fake0123" * 4 + "FAKE"),
     ("azure-storage-key", "DefaultEndpointsProtocol=https;AccountName=nadia;AccountKey=" + "FakeKey0" * 10 + "ab==;"),
     ("mailgun-key", "MAILGUN_KEY=key-" + "fake0123456789abcdef0123456789ab"),
-    ("sendgrid-key", "SG." + "FAKEfake0123456789_-ab" + "." + "FAKEfake0123456789_-abFAKEfake0123456789_-a"),
+    ("sendgrid-api-key", "SG." + "FAKEfake0123456789_-ab" + "." + "FAKEfake0123456789_-abFAKEfake0123456789_-a"),
     ("huggingface-token", "hf_" + "FakeFake0123456789FakeFake01234567"),
     ("gitlab-token", "glpat-" + "Fake0123456789-fakeXY"),
     ("pypi-token", "pypi-AgEIcHlwaS5vcmc" + "FakeFake0123456789" * 3),
@@ -50,6 +50,13 @@ SECRETS = [
     ("card-number", "card 4111 1111 1111 1111 05 2029 for the booking"),
     ("ssn", "Priya's social security number is 123-45-6789."),
     ("iban", "Pay the invoice to IBAN GB82 WEST 1234 5698 7654 32."),
+    # Shapes found by detect-secrets' rules alone.
+    ("discord-bot-token", "bot token " + "MTk4NjIyNDgzNDcxOTI1MjQ4" + ".Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs"),
+    ("mailchimp-access-key", "MAILCHIMP=" + "0123456789abcdef0123456789abcdef" + "-us12"),
+    ("square-oauth-secret", "square " + "sq0csp-" + "FakeFake0123456789FakeFake0123456789-_FakeF"),
+    ("ibm-cloud-iam-key", "ibm_cloud_iam_api_key = '" + "FakeFake0123456789FakeFake0123456789_-FakeAB" + "'"),
+    ("cloudant-credentials", "cloudant_password: " + "0123456789abcdef" * 4),
+    ("npm-tokens", "//registry.npmjs.org/:_authToken=" + "01234567-89ab-cdef-0123-456789abcdef"),
 ]
 NOT_SECRETS = [
     "The password policy requires twelve characters.",

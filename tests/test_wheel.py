@@ -17,7 +17,7 @@ def test_the_wheel_carries_the_bundled_files_and_its_demo_runs_away_from_the_che
                    check=True, capture_output=True, timeout=300)
     wheel = next((tmp_path / "dist").glob("brain_dream-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"dream/bundled/skills/dream/SKILL.md", "dream/bundled/skills/brain/SKILL.md", "brain/templates/init_gitignore.j2",
+    assert {"dream/bundled/skills/dream/SKILL.md", "dream/bundled/skills/brain/SKILL.md", "brain/templates/init_gitignore.j2", "brain/secret_rules.json",
             "dream/prompts/system.j2"} <= names
     assert any(n.startswith("dream/bundled/nadia/sessions/raw/") for n in names)
     site = tmp_path / "site"
