@@ -46,7 +46,7 @@ def render(template: str, context: dict, status: int = 200) -> HTMLResponse:
 
 
 def _site(request: Request) -> views.Site:
-    return request.app.state.site
+    return request.app.state.site.refresh()
 
 
 def _int(request: Request, name: str, default: int, low: int, high: int) -> int:

@@ -32,16 +32,18 @@ TURN_FIELDS = ("tool", "command", "path", "description")  # what a tool event ca
 
 
 class Site:
-    """One Brain as the server keeps it: its root, and per HEAD its pages' graph and search index."""
+    """One Brain as the server keeps it: its root, and per HEAD its pages' graph and search index.
+    `refresh()` once per request looks at HEAD (a git call); the views then read `graph`."""
 
     def __init__(self, root: Path, embedder: str = "auto") -> None:
         self.root = Path(root)
         self.graphs = HeadCache(self.root, lambda: build_graph(view_of(self.root), pages_only=True))
         self.searchers = searchers(self.root, embedder)
+        self.graph: BrainGraph | None = None
 
-    @property
-    def graph(self) -> BrainGraph:
-        return self.graphs.get()
+    def refresh(self) -> "Site":
+        self.graph = self.graphs.get()
+        return self
 
     def find(self, name: str) -> str:
         """The document `name` names: by the committed names, else on disk (a page not committed yet)."""

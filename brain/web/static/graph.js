@@ -26,18 +26,23 @@
   fetch(el.dataset.src).then((r) => r.json()).then((data) => {
     status.textContent = `${data.nodes.length} pages, ${data.links.length} links · size: links + citations · click a page to open it`;
     legend(data.nodes);
-    const big = data.nodes.length > 500;
-    const labelScale = data.nodes.length <= 60 ? 0 : big ? 2.5 : 1.2;  // labels once zoomed in enough to read them
+    const count = data.nodes.length;
+    const big = count > 500;
+    // Sizes run from 1 to 9 whatever the Brain's scale; labels show once zoomed in enough to read them.
+    const top = Math.log2(1 + Math.max(1, ...data.nodes.map((n) => n.links + n.cites)));
+    const size = (n) => 1 + 8 * Math.log2(1 + n.links + n.cites) / top;
+    const labelScale = Math.max(0, Math.log10(count) - 1.5) * 2.5;
     const graph = ForceGraph()(el)
       .width(el.clientWidth).height(el.clientHeight)
       .graphData(data)
       .nodeId("id")
-      .nodeVal((n) => 1 + 2 * Math.log2(1 + n.links + n.cites))
+      .nodeRelSize(count > 100 ? 2.5 : 4)
+      .nodeVal(size)
       .nodeColor(colour)
       .nodeLabel((n) => `<b>${escape(n.title)}</b><br>${escape(n.type)} · ${n.links} links · ${n.cites} citations`)
-      .linkColor(() => "rgba(120,120,140,0.25)")
-      .warmupTicks(big ? 30 : 80)  // laid out before the first frame, so the view opens settled
-      .cooldownTicks(big ? 100 : 150)
+      .linkColor(() => count > 100 ? "rgba(120,120,140,0.12)" : "rgba(120,120,140,0.3)")
+      .warmupTicks(count > 100 ? 20 : 80)  // laid out before the first frame, so the view opens nearly settled
+      .cooldownTime(5000)
       .onNodeClick((n) => { window.location.href = n.url; })
       .nodeCanvasObjectMode(() => "after")
       .nodeCanvasObject((n, ctx, scale) => {
@@ -45,9 +50,9 @@
         ctx.font = `${11 / scale}px system-ui, sans-serif`;
         ctx.fillStyle = "#222";
         ctx.textAlign = "center";
-        ctx.fillText(n.title, n.x, n.y + Math.sqrt(1 + 2 * Math.log2(1 + n.links + n.cites)) * 4 + 10 / scale);
+        ctx.fillText(n.title, n.x, n.y + Math.sqrt(size(n)) * graph.nodeRelSize() + 10 / scale);
       });
-    graph.d3Force("charge").strength(big ? -30 : -120).distanceMax(big ? 200 : 300);  // no far drift of lone pages
+    graph.d3Force("charge").strength(big ? -20 : count > 100 ? -40 : -120).distanceMax(300);  // no far drift of lone pages
     el.forceGraph = graph;  // for the browser test, which clicks a node where the graph drew it
     el.dataset.nodes = String(data.nodes.length);
     graph.onEngineStop(() => {
