@@ -87,11 +87,11 @@ def turn_range(text: str | None) -> range:
 
 
 def diff_rows(patch: str) -> list[tuple[str, str]]:
-    """(css class, line) of each line of a unified diff: add, del, hunk or meta."""
+    """(css class, line) of each line of a unified diff: head, hunk, add, del or ctx."""
     rows = []
     for line in patch.splitlines():
         if line.startswith(("+++", "---", "diff ", "index ", "similarity", "rename ", "new file", "deleted file")):
-            rows.append(("meta", line))
+            rows.append(("head", line))
         elif line.startswith("@@"):
             rows.append(("hunk", line))
         else:
