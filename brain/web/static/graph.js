@@ -53,6 +53,7 @@
         ctx.fillText(n.title, n.x, n.y + Math.sqrt(size(n)) * graph.nodeRelSize() + 10 / scale);
       });
     graph.d3Force("charge").strength(big ? -20 : count > 100 ? -40 : -120).distanceMax(300);  // no far drift of lone pages
+    graph.d3Force("link").distance(count <= 60 ? 70 : 30);  // room for the labels of a small Brain
     el.forceGraph = graph;  // for the browser test, which clicks a node where the graph drew it
     el.dataset.nodes = String(data.nodes.length);
     graph.onEngineStop(() => {
