@@ -97,6 +97,8 @@ def test_every_view_answers_with_what_it_shows(client: TestClient, brain: Path):
     session = client.get("/session/s1?turns=t1-t2")
     assert session.status_code == 200 and 'id="t1" class="turn role-user kind-speech cited"' in session.text
     assert 'href="/page/juds">Japan Universal Design Sprint</a>' in session.text  # the pages that cite it
+    tool = client.get("/session/evil").text  # a tool call is shown as one: its tool and command, its text as code
+    assert 'class="turn role-assistant kind-tool"' in tool and "<dt>tool</dt><dd><code>Bash</code></dd>" in tool
     evidence = client.get("/cite/2/knowledge/projects/juds.md")
     assert evidence.status_code == 200 and "Kyoto workshop" in evidence.text
     sha = git(brain, "rev-parse", "HEAD").strip()
