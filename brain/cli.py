@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from brain import __version__
-from brain.cli_agents import hook, install, mcp
+from brain.cli_agents import hook, install, mcp, serve
 from brain.cli_options import brain_option, embedder_name, embedder_option, json_option, root_of
 from brain.errors import BrainError, PageError
 
@@ -339,7 +339,7 @@ def _summary(errors: int, warnings: int, files: int) -> str:
     return f"{found} in {count(files, 'file')}"
 
 
-for _command in (mcp, hook, install):
+for _command in (mcp, serve, hook, install):
     main.add_command(_command)
 
 

@@ -1,4 +1,4 @@
-"""`brain` commands for agents: the MCP server, Claude Code's hooks, and installing them."""
+"""`brain` faces beyond the terminal: the MCP server, the web view, Claude Code's hooks and installing them."""
 
 from __future__ import annotations
 
@@ -23,6 +23,30 @@ def mcp(embedder: str | None, brain_path: str | None) -> None:
 
     root = root_of(brain_path)
     build_server(root, embedder_name(root, embedder)).run("stdio")
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on. The view has no login: keep it on loopback unless you mean to share the Brain.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="Port to listen on.")
+@embedder_option
+@brain_option
+def serve(host: str, port: int, embedder: str | None, brain_path: str | None) -> None:
+    """Serve a read-only web view of the Brain at http://HOST:PORT/ (opens no browser).
+
+    Views: Home (the index, the last runs, counts), pages with clickable [[links]] and [cite:N]
+    (the cited turns inside their session), sessions, the graph of pages, search, and the context
+    inspector (the packet an agent gets, item by item). GET only; nothing writes. Ctrl-C stops it.
+    """
+    import uvicorn
+
+    from brain.web.app import LOOPBACK, build_app
+
+    root = root_of(brain_path)
+    hosts = (*LOOPBACK, host) if host in LOOPBACK else ("*",)  # off loopback, the owner chose who may ask
+    app = build_app(root, embedder_name(root, embedder), hosts=hosts)
+    click.echo(f"brain serve: http://{host}:{port}/ ({root}); Ctrl-C stops it", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 @click.group()

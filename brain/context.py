@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.cards import render_card
+from brain.cards import freshness, render_card
 from brain.chunks import plain
 from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
@@ -52,6 +52,8 @@ class ContextItem(Model):
     reason: str
     admitted: bool
     cites: list[str] = Field(default_factory=empty_list)
+    confidence: float | None = None  # a memory card's confidence, 0-1
+    freshness: str | None = None  # a card's `seen <date>, <age>` (`, STALE`), or the date of a turn or statement
 
 
 class ContextPacket(Model):
@@ -112,6 +114,7 @@ class ContextBuilder:
         mode, notes = self._evidence(state, question, options)
         items = [
             ContextItem(lane=c.lane, ref=c.ref, text=c.text, tokens=c.tokens, admitted=c.admitted, cites=c.cites,
+                        confidence=c.confidence, freshness=c.freshness or None,
                         reason=c.reason if c.admitted else f"rejected: {c.why_not.replace('{ref}', c.blocker.ref if c.blocker else '')}; {c.reason}")
             for c in state.cands
         ]
@@ -231,7 +234,10 @@ class ContextBuilder:
                 cites = _without_date(cites, body[:10])  # the line says its date already
             text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
         cand = Cand(lane, hit.ref, text, list(hit.cites), reason)
-        cand.score = hit.score
+        cand.score, cand.freshness = hit.score, hit.date or ""
+        if lane == "cards":
+            label, stale = freshness(hit.meta, now)
+            cand.confidence, cand.freshness = hit.confidence, label + (", STALE" if stale else "")
         if lane == "pages":
             cand.title, cand.lines = hit.title, [text[len(hit.title) + 2 :]]
         return cand
@@ -246,7 +252,7 @@ class ContextBuilder:
             body = window(body, terms, room)
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
         cand = Cand("turns", hit.ref, head + body, [hit.ref], reason)
-        cand.score = hit.score
+        cand.score, cand.freshness = hit.score, hit.date or ""
         cand.shown, cand.date = [(_turn_number(hit.ref), f"{who}: {body}")], hit.date or "undated"
         return cand
 

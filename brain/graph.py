@@ -41,15 +41,18 @@ def _doc_kind(path: str) -> str:
 class BrainGraph:
     """Links and citations of one BrainView. Helpers take any name `brain show` accepts."""
 
-    def __init__(self, view: BrainView) -> None:
+    def __init__(self, view: BrainView, pages_only: bool = False) -> None:
+        """`pages_only`: the edges of knowledge/ pages alone (the web view's graph), not of every
+        note and summary: a 10,000-session Brain has ~60,000 of those."""
         self.view = view
         self.graph = nx.DiGraph()
         self.dangling: list[Link] = []
         for path in view.page_paths:
             self.graph.add_node(path, kind="page", slug=path.rsplit("/", 1)[1][:-3], title=None)
-        for path, doc in view.docs.items():
+        docs = view.pages if pages_only else view.docs
+        for path, doc in docs.items():
             self.graph.add_node(path, kind=_doc_kind(path), slug=doc.slug, title=doc.frontmatter.title)
-        for path, doc in view.docs.items():
+        for path, doc in docs.items():
             self._add_links(path, doc)
             self._add_cites(path, doc)
 
@@ -91,7 +94,7 @@ class BrainGraph:
     # -- queries ----------------------------------------------------------------------------
     def node(self, name: str) -> str:
         """The document node `name` means (path, slug, alias, title, …); NotFoundError otherwise."""
-        if name in self.graph and self.graph.nodes[name]["kind"] != "target":
+        if name in self.graph and self.graph.nodes[name].get("kind") != "target":
             return name
         return find_doc(self.view, name)
 
@@ -125,5 +128,6 @@ class BrainGraph:
         path = self.node(name)
         return sorted(t for _, t, d in self.graph.out_edges(path, data=True) if d["kind"] == "cite")
 
-def build_graph(view: BrainView) -> BrainGraph:
-    return BrainGraph(view)
+
+def build_graph(view: BrainView, pages_only: bool = False) -> BrainGraph:
+    return BrainGraph(view, pages_only)

@@ -92,12 +92,13 @@ def _ref_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
-@lru_cache(maxsize=1)
-def markdown() -> MarkdownIt:
-    """The shared parser (CommonMark + tables), with the ref rule before links."""
+@lru_cache(maxsize=2)
+def markdown(html: bool = True) -> MarkdownIt:
+    """The shared parser (CommonMark + tables), with the ref rule before links. `html=False` is
+    for display (`brain serve`): raw HTML in a page is then text, shown escaped, never markup."""
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark").enable("table")
+    md = MarkdownIt("commonmark", {"html": html}).enable("table")
     md.inline.ruler.before("link", "brain_ref", _ref_rule)
     return md
 

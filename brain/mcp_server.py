@@ -33,7 +33,7 @@ def build_server(root: Path, embedder: str = "auto"):
     server = MCPServer("brain", instructions=INSTRUCTIONS)
     # The tools are coroutines so that they all run on the server's one thread (the SDK runs plain
     # functions in worker threads): the open search index is a SQLite connection of that thread.
-    searchers = _Searchers(root, embedder)
+    searchers = answers.searchers(root, embedder)
 
     @server.tool(description="Search the Brain's page statements, memory cards, session summaries and raw turns "
                              "(BM25 + embeddings). Returns numbered hits with their reference, kind, date and why they matched.")
@@ -90,26 +90,6 @@ def _answer(fn, *args) -> str:
         return fn(*args)
     except BrainError as exc:
         raise ToolError(str(exc)) from None
-
-
-class _Searchers:
-    """One open Searcher, opened again when the Brain's HEAD commit moves."""
-
-    def __init__(self, root: Path, embedder: str) -> None:
-        self.root, self.embedder = root, embedder
-        self.head: str | None = None
-        self.searcher = None
-
-    def get(self):
-        from brain.repo import BrainRepo
-        from brain.search import Searcher
-
-        head = BrainRepo(self.root).head()
-        if self.searcher is None or head != self.head:
-            if self.searcher is not None:
-                self.searcher.close()
-            self.searcher, self.head = Searcher.open(self.root, embedder=self.embedder), head
-        return self.searcher
 
 
 def _context(root: Path, searcher, question: str, budget: int) -> str:

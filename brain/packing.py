@@ -37,6 +37,8 @@ class Cand:
     title: str = ""  # a statement's "page › heading", and its lines (more than one when grouped)
     lines: list[str] = field(default_factory=list)
     date: str = ""
+    confidence: float | None = None  # a card's
+    freshness: str = ""  # a card's `seen <date>, <age>` (STALE marked), or the date of a turn or statement
 
     def __post_init__(self) -> None:
         self.tokens = estimate_tokens(self.text)

@@ -11,23 +11,33 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Generic, TypeVar
 
-from pydantic import ConfigDict
+from pydantic import ConfigDict, Field
 
-from brain.errors import BrainError
-from brain.model import Model
+from brain.errors import BrainError, NotFoundError
+from brain.model import Model, empty_list
 
-_TRAILER_RE = re.compile(r"^Dream-Run:\s*(\S+)\s*$", re.M)
+_TRAILER_RE = re.compile(r"^(Dream-[A-Za-z-]+):[ \t]*(.*?)\s*$", re.M)
+_REJECTED_RE = re.compile(r"^Rejected: (.+)$", re.M)
+_SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
+T = TypeVar("T")
 
 
 class LogEntry(Model):
+    """One commit; a Dream run's carries its trailers (Dream-Sessions, Dream-Verifier …) and the
+    files its gate rejected (`path: first reason`), as its message says them."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
     sha: str
     date: str
     author: str
     subject: str
     run_id: str | None = None
+    trailers: dict[str, str] = Field(default_factory=dict)
+    rejected: list[str] = Field(default_factory=empty_list)
 
 
 _UNFINISHED = (
@@ -135,9 +145,37 @@ class BrainRepo:
             if not record:
                 continue
             sha, date, author, subject, body = record.split("\x1f", 4)
-            m = _TRAILER_RE.search(body)
-            entries.append(LogEntry(sha=sha, date=date, author=author, subject=subject, run_id=m.group(1) if m else None))
+            trailers = dict(_TRAILER_RE.findall(body))
+            entries.append(LogEntry(sha=sha, date=date, author=author, subject=subject, run_id=trailers.get("Dream-Run"),
+                                    trailers=trailers, rejected=_REJECTED_RE.findall(body)))
         return entries
+
+    def patch(self, sha: str, rel: str) -> str:
+        """The change commit `sha` made to `rel` (following renames), as a unified diff."""
+        if not _SHA_RE.match(sha):  # never an option or a revision range: only a commit id reaches git
+            raise NotFoundError(f"{sha!r} is not a commit id", "use the sha `brain log` shows")
+        try:
+            return self.git("log", "-1", "-p", "--follow", "--format=", "--no-color", "--no-ext-diff", sha, "--", rel)
+        except BrainError:
+            raise NotFoundError(f"no commit {sha} in {self.root}", "use the sha `brain log` shows") from None
+
+
+class HeadCache(Generic[T]):
+    """A value built from the Brain, built again when its HEAD commit moves (a `dream run`
+    committed): what a long-lived reader keeps between requests. `close` ends an old value."""
+
+    def __init__(self, root: Path, build: Callable[[], T], close: Callable[[T], None] | None = None) -> None:
+        self.root, self.build, self.close = Path(root), build, close
+        self.head: str | None = None
+        self.value: T | None = None
+
+    def get(self) -> T:
+        head = BrainRepo(self.root).head()
+        if self.value is None or head != self.head:
+            if self.value is not None and self.close is not None:
+                self.close(self.value)
+            self.value, self.head = self.build(), head
+        return self.value
 
 
 def _answer(args: tuple[str, ...], code: int | None, out: bytes, err: bytes | None) -> str:

@@ -45,7 +45,8 @@ def import_command(fmt: str, path: Path | None, project: Path | None, brain: str
     elif path is None:
         raise click.UsageError(f"{fmt} needs a PATH")
 
-    report = import_path(fmt, path, _brain_root(brain))
+    with _Bar("sessions") as bar:
+        report = import_path(fmt, path, _brain_root(brain), progress=bar)
     if as_json:
         click.echo(report.model_dump_json(indent=2))
     else:
@@ -54,6 +55,28 @@ def import_command(fmt: str, path: Path | None, project: Path | None, brain: str
         click.echo(f"warning: {problem}", err=True)
     if report.read_nothing:
         raise _Failed(f"nothing could be imported from {path}; see the warnings above")
+
+
+class _Bar:
+    """A progress bar on stderr while someone watches (a TTY); nothing at all under cron or a pipe.
+    Called as a `dream.timing.Progress`: (phase, done, total), total 0 when only the phase changed."""
+
+    def __init__(self, unit: str, file=None) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=0, desc="dream", unit=unit, file=file or sys.stderr, disable=None, leave=False, dynamic_ncols=True,
+                        bar_format="{desc}: {n_fmt}/{total_fmt} {unit} |{bar}| {elapsed}")
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if total:
+            self.bar.total, self.bar.n = total, done
+        self.bar.set_description_str(f"dream {phase}")
+
+    def __enter__(self) -> "_Bar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bar.close()  # leave=False: the bar is wiped, so what is printed next starts clean
 
 
 class _Failed(click.ClickException):
@@ -113,7 +136,8 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
     backend = get_backend(settings.backend, settings.llm)
     if settings.max_cost is not None and backend.usage().cost_usd is None:
         raise _Failed(f"no price is known for the model {backend.model}, so --max-cost cannot be enforced (set [dream] price_in and price_out in brain.toml, or use --max-tokens)")
-    report = run(settings, backend)
+    with _Bar("sessions") as bar:
+        report = run(settings, backend, progress=bar)
     if verbose and report.timings is not None and report.status != "nothing-to-do":
         click.echo(f"dream: {report.timings.line()}", err=True)  # stderr: stdout stays the report
     if as_json:

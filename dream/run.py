@@ -33,20 +33,21 @@ from dream.settings import DreamSettings
 from dream.staging import StagedTree
 from dream.state import LEGACY_SHARDS, SessionState, legacy_files, parse_state
 from dream.sync import apply_sync, plan_sync, read_live
-from dream.timing import PhaseClock
+from dream.timing import PhaseClock, Progress
 
 Done = dict[str, tuple[PendingSession, Session, SessionSummary]]  # session id → what was compiled of it
 
 
-def run(settings: DreamSettings, backend: ModelBackend) -> RunReport:
-    """Compile what is new into one commit. Raises BrainError only for what stops the whole run."""
+def run(settings: DreamSettings, backend: ModelBackend, progress: Progress | None = None) -> RunReport:
+    """Compile what is new into one commit. Raises BrainError only for what stops the whole run.
+    `progress` hears each phase and each session begun (the CLI's bar on a terminal)."""
     root = settings.root
     if not (root / ".git").exists():
         raise BrainError(f"{root} is not a Brain (no git repository)", "run `brain init` or `dream demo`")
     busy = BrainRepo(root).unfinished()
     if busy:
         raise BrainError(f"{root}: {busy[0]}; Dream changed nothing", f"{busy[1]}, then run `dream run` again")
-    clock = PhaseClock()
+    clock = PhaseClock(progress=progress)
     clock.mark("orient")
     with run_lock(root) as stale:
         report = _run_locked(settings, backend, clock)
@@ -77,7 +78,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     for rel in shards:  # the state of an older layout goes with this run's state.json
         comp.staged.remove(rel)
     clock.mark("sessions")
-    done = _compile_sessions(comp, plan.pending, report)
+    done = _compile_sessions(comp, plan.pending, report, clock)
     clock.mark("notes")
     stage_notes(comp)
     if not done:
@@ -140,11 +141,12 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
     return comp
 
 
-def _compile_sessions(comp: Compilation, pending: list[PendingSession], report: RunReport) -> Done:
+def _compile_sessions(comp: Compilation, pending: list[PendingSession], report: RunReport, clock: PhaseClock) -> Done:
     """Each pending session read, sanitised, summarised and attached, in order; budgets stop the
     run at a session boundary: what is done lands, the rest waits."""
     done: Done = {}
     for i, session in enumerate(pending):
+        clock.count(i + 1, len(pending))  # at session i + 1 of them
         report.stopped = comp.backend.stopped or over_budget(comp.backend.usage(), comp.settings.max_tokens, comp.settings.max_cost)
         if report.stopped:
             report.deferred = [p.id for p in pending[i:]] + report.deferred

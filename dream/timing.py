@@ -25,11 +25,17 @@ PHASES = {
 }
 
 
-class PhaseClock:
-    """Splits a run's wall time into consecutive phases: `mark(name)` ends the current one."""
+#: Where long work is, for a progress bar: (phase, done, total); total 0 when only the phase changed.
+Progress = Callable[[str, int, int], None]
 
-    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+
+class PhaseClock:
+    """Splits a run's wall time into consecutive phases: `mark(name)` ends the current one. Each
+    mark and `count` is also told to `progress` (the CLI's bar on a terminal), when there is one."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter, progress: Progress | None = None) -> None:
         self._clock = clock
+        self.progress = progress
         self._start = clock()
         self._phase: str | None = None
         self._since = self._start
@@ -41,6 +47,13 @@ class PhaseClock:
         if self._phase is not None:
             self.seconds[self._phase] = self.seconds.get(self._phase, 0.0) + now - self._since
         self._phase, self._since = phase, now
+        if phase is not None and self.progress is not None:
+            self.progress(phase, 0, 0)
+
+    def count(self, done: int, total: int) -> None:
+        """How far the current phase is: `done` of `total` (sessions, for `sessions`)."""
+        if self._phase is not None and self.progress is not None:
+            self.progress(self._phase, done, total)
 
     def total(self) -> float:
         return self._clock() - self._start

@@ -17,8 +17,9 @@ def test_the_wheel_carries_the_bundled_files_and_its_demo_runs_away_from_the_che
                    check=True, capture_output=True, timeout=300)
     wheel = next((tmp_path / "dist").glob("brain_dream-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"dream/bundled/skills/dream/SKILL.md", "dream/bundled/skills/brain/SKILL.md", "brain/templates/init_gitignore.j2", "brain/secret_rules.json",
-            "dream/prompts/system.j2"} <= names
+    assert {"dream/bundled/skills/dream/SKILL.md", "dream/bundled/skills/brain/SKILL.md", "brain/templates/init_gitignore.j2",
+            "brain/secret_rules.json", "dream/prompts/system.j2", "brain/web/templates/page.html",
+            "brain/web/static/force-graph.min.js", "brain/web/static/force-graph.LICENSE", "brain/web/static/style.css"} <= names
     assert any(n.startswith("dream/bundled/nadia/sessions/raw/") for n in names)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],
@@ -36,3 +37,8 @@ def test_the_wheel_carries_the_bundled_files_and_its_demo_runs_away_from_the_che
     index = subprocess.run([sys.executable, "-m", "brain.cli", "index", "--brain", str(tmp_path / "d1")], cwd=elsewhere, env=env,
                            capture_output=True, text=True, timeout=60)
     assert index.returncode == 0 and index.stdout.startswith("# Index")
+    serve = ("from starlette.testclient import TestClient; from brain.web.app import build_app; import sys\n"
+             "with TestClient(build_app(sys.argv[1], 'none', ('testserver',))) as c:\n"
+             "    print(c.get('/page/nadia-rahman').status_code, c.get('/static/force-graph.min.js').status_code)")
+    web = subprocess.run([sys.executable, "-c", serve, str(tmp_path / "d1")], cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60)
+    assert web.stdout.split() == ["200", "200"], web.stderr  # templates and vendored files are served from the wheel

@@ -16,6 +16,7 @@ from dream.importers.chatgpt import read_chatgpt
 from dream.importers.claude_code import read_claude_code
 from dream.importers.locomo import read_locomo
 from dream.importers.longmemeval import read_longmemeval
+from dream.timing import Progress
 
 IMPORTERS: dict[str, Callable[[Path], Parsed]] = {
     "jsonl": read_jsonl,
@@ -40,6 +41,9 @@ def read_source(fmt: str, path: Path) -> Parsed:
     return reader(path)
 
 
-def import_path(fmt: str, path: Path, brain_root: Path) -> ImportReport:
-    """Import `path` in `fmt` into `brain_root/sessions/raw/`; problems are reported, not raised."""
-    return import_sessions(fmt, Path(path), read_source(fmt, path), Path(brain_root))
+def import_path(fmt: str, path: Path, brain_root: Path, progress: Progress | None = None) -> ImportReport:
+    """Import `path` in `fmt` into `brain_root/sessions/raw/`; problems are reported, not raised.
+    `progress` hears the reading, then each session written (the CLI's bar on a terminal)."""
+    if progress is not None:
+        progress("reading", 0, 0)
+    return import_sessions(fmt, Path(path), read_source(fmt, path), Path(brain_root), progress)

@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
 from brain.model import Model, empty_list
 from brain.sessions import MAX_TURN_CHARS, Session, Turn, clean_turn_text, parse_session, render_session
+from dream.timing import Progress
 
 #: Largest input file an importer reads whole (a ChatGPT export of years is a few hundred MB).
 MAX_INPUT_BYTES = 1_000_000_000
@@ -282,7 +283,7 @@ def plan_import(sessions: list[Session], existing: Mapping[str, bytes]) -> Impor
 # --- apply: short and atomic -----------------------------------------------------------------
 
 
-def apply_import(plan: ImportPlan, brain_root: Path) -> tuple[set[str], list[str]]:
+def apply_import(plan: ImportPlan, brain_root: Path, progress: Progress | None = None) -> tuple[set[str], list[str]]:
     """Write the planned files (sorted by id), each via a temp file and os.replace.
 
     A file that changed since it was planned is left alone and reported (another import or
@@ -291,7 +292,9 @@ def apply_import(plan: ImportPlan, brain_root: Path) -> tuple[set[str], list[str
     raw_dir = brain_root / SESSIONS_RAW
     written: set[str] = set()
     problems: list[str] = []
-    for write in sorted(plan.writes, key=lambda w: w.id):
+    for i, write in enumerate(sorted(plan.writes, key=lambda w: w.id)):
+        if progress is not None:
+            progress("writing", i + 1, len(plan.writes))
         target = brain_root / raw_session_path(write.id)
         if not is_session_id(write.id) or target.parent != raw_dir:  # ids come from assign_ids
             problems.append(f"{raw_session_path(write.id)}: unsafe target path; skipped")
@@ -328,14 +331,14 @@ def existing_ids(brain_root: Path) -> list[str]:
     return sorted(p.name[: -len(".jsonl")] for p in raw_dir.iterdir() if p.name.endswith(".jsonl") and p.is_file())
 
 
-def import_sessions(fmt: str, source: Path, parsed: Parsed, brain_root: Path) -> ImportReport:
+def import_sessions(fmt: str, source: Path, parsed: Parsed, brain_root: Path, progress: Progress | None = None) -> ImportReport:
     """Give parsed sessions safe ids, plan against the raw files on disk, write, and report."""
     on_disk = existing_ids(brain_root)
     sessions, problems = assign_ids(parsed.sessions, on_disk)
     present = set(on_disk)
     existing = {s.id: (brain_root / raw_session_path(s.id)).read_bytes() for s in sessions if s.id in present}
     plan = plan_import(sessions, existing)
-    written, failed = apply_import(plan, brain_root)
+    written, failed = apply_import(plan, brain_root, progress)
     return ImportReport(
         format=fmt,
         source=str(source),

@@ -23,7 +23,7 @@ def test_help_lists_every_command_and_stays_light():
     code = "import sys; from brain.cli import main; print(sorted(m for m in ('networkx', 'git', 'validators', 'yaml', 'markdown_it', 'mcp') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).parents[2])
     assert out.stdout.strip() == "[]"
-    assert sorted(main.commands) == ["backlinks", "cite", "context", "hook", "index", "init", "install", "links", "log", "mcp", "search", "show", "validate"]
+    assert sorted(main.commands) == ["backlinks", "cite", "context", "hook", "index", "init", "install", "links", "log", "mcp", "search", "serve", "show", "validate"]
 
 
 def test_version(cli):

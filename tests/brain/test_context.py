@@ -181,7 +181,7 @@ def test_context_json_schema_matches_the_docs(brain, cli):
     assert set(data) == {"question", "budget", "reserve", "used", "mode", "notes", "items"}
     ContextPacket.model_validate(data)
     for entry in data["items"]:
-        assert set(entry) == {"lane", "ref", "text", "tokens", "reason", "admitted", "cites"}
+        assert set(entry) == {"lane", "ref", "text", "tokens", "reason", "admitted", "cites", "confidence", "freshness"}
         assert (type(entry["tokens"]), type(entry["admitted"]), type(entry["cites"])) == (int, bool, list)
     doc = DOCS.read_text(encoding="utf-8")
     for field in list(ContextPacket.model_fields) + list(ContextItem.model_fields) + ["id"]:

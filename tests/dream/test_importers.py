@@ -550,3 +550,11 @@ def test_a_chatgpt_file_holding_one_conversation_object_is_imported(tmp_path: Pa
     wrong.write_text('"just a string"', encoding="utf-8")
     bad = import_path("chatgpt", wrong, brain)
     assert bad.read_nothing and "expected a JSON list of conversations or one conversation, got str" in bad.problems[0]
+
+
+def test_an_import_tells_its_progress_reading_then_each_session_written(tmp_path: Path) -> None:
+    heard: list[tuple[str, int, int]] = []
+    source = Path(__file__).resolve().parents[2] / "fixtures" / "nadia" / "sessions" / "raw"
+    report = import_path("jsonl", source, tmp_path / "brain", progress=lambda *a: heard.append(a))
+    assert len(report.created) == 15
+    assert heard == [("reading", 0, 0)] + [("writing", n, 15) for n in range(1, 16)]

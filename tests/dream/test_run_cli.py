@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
 import re
@@ -308,3 +309,31 @@ def test_demo_into_a_folder_that_is_not_empty_fails_with_one_line(tmp_path: Path
     assert [p.name for p in dest.iterdir()] == ["notes.txt"]
 
 
+
+
+# --- progress on long work ------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_run_tells_its_progress_and_the_bar_shows_only_on_a_terminal(tmp_path: Path, dream_cli) -> None:
+    from dream.backends import get_backend
+    from dream.cli import _Bar
+    from dream.run import run
+    from dream.settings import RunFlags, load_settings
+
+    root = nadia_inputs(tmp_path / "brain")
+    heard: list[tuple[str, int, int]] = []
+    run(load_settings(root, RunFlags(backend="offline", now=NOW, max_sessions=3)), get_backend("offline"), progress=lambda *a: heard.append(a))
+    assert [h for h in heard if h[2]] == [("sessions", 1, 3), ("sessions", 2, 3), ("sessions", 3, 3)]
+    assert [h[0] for h in heard if not h[2]] == ["orient", "sessions", "notes", "update", "generate", "gate", "generate", "sync"]
+    screen, pipe = _Terminal(), io.StringIO()
+    for out in (screen, pipe):
+        with _Bar("sessions", file=out) as bar:
+            bar("sessions", 2, 3)
+    assert "dream sessions: 2/3 sessions" in screen.getvalue() and pipe.getvalue() == ""
+    later = dream_cli("run", "--brain", root, "--now", NOW, "--max-sessions", "2")  # not a terminal: quiet, as under cron
+    assert later.exit_code == 0 and later.output == ""
