@@ -24,7 +24,7 @@ from dream.backends.base import RunContext, Usage
 from dream.eval.answering import Answered, Answerer, baseline_text
 from dream.eval.baseline import TurnBM25
 from dream.eval.datasets import Dataset, EvalCase, load_dataset
-from dream.eval.metrics import answer_in, found_gold
+from dream.eval.metrics import answer_in, cited_gold, shown_gold
 
 SYSTEMS = ("brain", "no-wiki", "bm25")
 BUDGETS = (500, 1000, 2000)
@@ -39,8 +39,9 @@ class Score(Model):
     category: str
     questions: int
     with_gold: int
-    recall: float | None  # mean share of gold turns found, over questions that have gold turns
-    all_evidence: float | None  # share of those questions whose gold turns were all found
+    recall: float | None  # mean share of gold turns shown (metrics.shown_gold), over questions that have gold turns
+    all_evidence: float | None  # share of those questions whose gold turns were all shown
+    cited: float | None = None  # mean share of gold turns by the older citation rule (comparison only)
     answerable: int
     answer_in: float | None  # share of questions with an answer whose answer string is in the packet
     tokens: float  # mean tokens used
@@ -210,7 +211,8 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
                         packet = builder.build(case.question, ContextOptions(budget=budget, now=case.now, exclude=exclude))
                         items, used, text = packet.admitted, packet.used, render_packet(packet)
                         report.search_mode = report.search_mode or packet.mode
-                    found = found_gold(items, case.gold, turn_text)
+                    found = shown_gold(items, case.gold, turn_text)
+                    cited = cited_gold(items, case.gold, turn_text)
                     tokens = used if used is not None else sum(_tokens(i.text) for i in items)
                     answered = None
                     if answerer is not None and case.answer and budget in report.answer_budgets:
@@ -218,7 +220,7 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
                         report.answers.append(answered)
                         if progress:
                             progress(1, f"answered {case.id} ({system}, {budget})")
-                    row["runs"][(system, budget)] = (len(found), answer_in(items, case.answer), tokens, answered)
+                    row["runs"][(system, budget)] = (len(found), answer_in(items, case.answer), tokens, answered, len(cited))
                     if system == "brain" and budget == middle:
                         report.misses += [
                             Miss(case=case.id, category=case.category, question=case.question, answer=case.answer,
@@ -256,13 +258,14 @@ def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[st
 
 
 def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
-    recalls, alls, answers, tokens, judged = [], [], [], [], []
+    recalls, alls, answers, tokens, judged, cites = [], [], [], [], [], []
     for row in rows:
-        found, ans, used, answered = row["runs"][(system, budget)]
+        found, ans, used, answered, cited = row["runs"][(system, budget)]
         gold = len(row["case"].gold)
         if gold:
             recalls.append(found / gold)
             alls.append(found == gold)
+            cites.append(cited / gold)
         if ans is not None:
             answers.append(ans)
         tokens.append(used)
@@ -270,7 +273,7 @@ def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
             judged.append(answered)
     mean = lambda xs: round(sum(xs) / len(xs), 4) if xs else None  # noqa: E731
     return Score(system=system, budget=budget, category=category, questions=len(rows), with_gold=len(recalls),
-                 recall=mean(recalls), all_evidence=mean(alls), answerable=len(answers), answer_in=mean(answers),
+                 recall=mean(recalls), all_evidence=mean(alls), cited=mean(cites), answerable=len(answers), answer_in=mean(answers),
                  tokens=round(sum(tokens) / len(tokens), 1) if tokens else 0.0, answered=len(judged),
                  accuracy=mean([a.correct for a in judged]), f1=mean([a.f1 for a in judged]))
 
@@ -285,8 +288,9 @@ def render_markdown(report: EvalReport) -> str:
         "",
         f"{report.questions} questions, {report.brains} Brains, {report.sessions} sessions; backend `{report.backend}`, "
         f"search `{report.search_mode}`; compile {report.compile_seconds:.1f} s, packets {report.packet_seconds:.1f} s.",
-        "Recall = mean share of gold turns in the packet; all = share of questions with every gold turn; "
-        "answer = answer string in the packet. Systems: brain / no-wiki (knowledge/ left out) / bm25 (raw turns).",
+        "Shown = mean share of gold turns an item shows (its text, or a citing item with 60 % of its content words); "
+        "all = share of questions with every gold turn shown; answer = answer string in the packet; cited = the older "
+        "citation rule, for comparison only. Systems: brain / no-wiki (knowledge/ left out) / bm25 (whole raw turns, stemmed).",
     ]
     answering = report.answer_backend is not None
     if answering:
@@ -294,8 +298,8 @@ def render_markdown(report: EvalReport) -> str:
     categories = list(dict.fromkeys(s.category for s in report.scores))
     if {s.category for s in report.scores} - {"headline", "all"} == set(report.headline):
         categories.remove("headline")  # the headline is every category: its row would repeat "all"
-    head = "| category | n | recall brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 |"
-    rule = "|---|---:|" + "---:|" * 9
+    head = "| category | n | shown brain | no-wiki | bm25 | all brain | no-wiki | bm25 | answer brain | no-wiki | bm25 | cited brain |"
+    rule = "|---|---:|" + "---:|" * 10
     if answering:
         head, rule = head + " acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |", rule + "---:|" * 6
     for budget in report.budgets:
@@ -304,6 +308,7 @@ def render_markdown(report: EvalReport) -> str:
             row = [report.score(s, budget, category) for s in SYSTEMS]
             label = head_label if category == "headline" else category
             cells = [pct(r.recall) for r in row] + [pct(r.all_evidence) for r in row] + [pct(r.answer_in) for r in row]
+            cells.append(pct(row[0].cited))
             if answering:
                 cells += [pct(r.accuracy) for r in row] + [pct(r.f1) for r in row]
             lines.append(f"| {'**' + label + '**' if category in ('headline', 'all') else label} | {row[0].questions} | " + " | ".join(cells) + " |")

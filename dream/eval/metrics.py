@@ -1,9 +1,12 @@
-"""Scoring a packet against a question's gold evidence, and an answer against the gold answer (issue 5).
+"""Scoring a packet against a question's gold evidence, and an answer against the gold answer.
 
-A gold turn is found when its text is in an admitted item (whitespace-normalised), or when an
-admitted item cites it and cites at most 3 turns (a narrow citation points at the evidence; a
-page citing fifty turns does not). The answer is in the packet when its normalised string is.
-A generated answer gets the LoCoMo paper's token F1 against the gold answer (`token_f1`).
+A gold turn is **shown** (`shown_gold`) when one admitted item holds it: the item's text contains
+the turn's first 80 normalised characters, or the item cites the turn and holds at least 60 % of
+the turn's content words (stemmed, stopwords out; for turns with 4 or more). What counts is the
+evidence an agent can read, not a citation to it. `cited_gold` is the older rule, kept for
+comparison only: the turn's text is in an item, or an item citing at most 3 turns cites it. The
+answer is in the packet when its normalised string is. A generated answer gets the LoCoMo paper's
+token F1 against the gold answer (`token_f1`).
 """
 
 from __future__ import annotations
@@ -34,8 +37,40 @@ def norm_answer(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def found_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
-    """The gold turns the admitted items carry."""
+SHOWN_PREFIX = 80  # normalised characters of a turn an item must contain
+SHOWN_WORDS = 0.6  # or: the share of the turn's content words a citing item must hold ...
+SHOWN_MIN_WORDS = 4  # ... for a turn with at least this many
+
+
+def content_words(text: str) -> set[str]:
+    """Stemmed words without stopwords: what a turn says, for the word-share test of `shown_gold`."""
+    from brain.search import STOPWORDS
+
+    return {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS}
+
+
+def shown_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
+    """The gold turns an admitted item shows (the module docstring's rule)."""
+    items = list(items)
+    texts = [f" {norm_answer(i.text)} " for i in items]
+    words = [content_words(i.text) for i in items]
+    found = set()
+    for ref in gold:
+        turn = turn_text.get(ref, "")
+        prefix, own = norm_answer(turn)[:SHOWN_PREFIX], content_words(turn)
+        for item, text, have in zip(items, texts, words):
+            if prefix and f" {prefix}" in text and (len(prefix) == SHOWN_PREFIX or f" {prefix} " in text):
+                found.add(ref)
+            elif ref in item.cites and len(own) >= SHOWN_MIN_WORDS and len(own & have) >= SHOWN_WORDS * len(own):
+                found.add(ref)
+            else:
+                continue
+            break
+    return found
+
+
+def cited_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
+    """The gold turns by the older, citation rule (comparison only)."""
     items = list(items)
     texts = [norm_ws(i.text) for i in items]
     found = set()
