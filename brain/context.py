@@ -26,6 +26,7 @@ from brain.cards import freshness, render_card
 from brain.chunks import plain
 from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
+from brain.shown import ItemText
 from brain.packing import Cand, Packer, exchange_for, section_for, window
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
@@ -82,9 +83,7 @@ class ContextOptions(Model):
     page_share: float = 1.0
     card_share: float = 1.0
     turn_share: float = 1.0
-    turn_cut: float = 0.2  # a turn longer than this share of the evidence budget is cut to its best passage
-    whole_turns: int = 3  # the best turns are shown whole (up to turn_cut); the ones after them ...
-    excerpt_tokens: int = 30  # ... are cut to their best passage of about this many tokens
+    turn_cut: float = 0.5  # a turn is shown whole up to this share of the evidence budget; a longer one is cut to its best passage
     k: int = 60
 
 
@@ -126,12 +125,12 @@ class ContextBuilder:
         cap = int(state.avail * options.standing_share)
         guide = self.root / layout.GUIDE
         if guide.is_file():
-            text = _demote(guide.read_text(encoding="utf-8", errors="replace").strip())
+            text, why = _guide_rules(guide.read_text(encoding="utf-8", errors="replace"))
             full = estimate_tokens(text)
             room = min(cap, state.left) - state.overhead("standing")
             if full > room and room >= 20:
                 text = truncate(text, room, f" …[truncated: guide has {full} tokens]")
-            state.offer(Cand("standing", layout.GUIDE, text, [], "the owner's guide: standing instructions for every agent"), cap)
+            state.offer(Cand("standing", layout.GUIDE, text, [], f"the owner's guide: {why}"), cap)
         rules = sorted(self.root.glob(f"{layout.RULES}/*.md"))
         for path in rules:
             text = _demote(path.read_text(encoding="utf-8", errors="replace").strip())
@@ -177,47 +176,47 @@ class ContextBuilder:
     def _evidence(self, state: "Packer", question: str, options: ContextOptions) -> tuple[str, list[str]]:
         """Lanes 3-5 from one joint ranking of statements, cards and turns (search decides, not the lane).
 
-        An item is rejected when the turns it cites (at most 3) are all carried by items already admitted.
+        An item is rejected when the turns it cites (at most 3) are all shown by items already
+        admitted: a line that only cites a turn leaves the turn to be shown.
         """
         k = max(options.k, options.budget // 12)
         result = self._search(question, k, ("page", "summary", "note", "turn"), options.exclude)
         cited = sorted({c for h in result.hits if h.kind != "turn" for c in h.cites})
-        dates = {ref: chunk.date for ref, (_, chunk) in self.searcher.index.by_refs(cited).items()}
+        found = self.searcher.index.by_refs(cited)
+        dates = {ref: chunk.date for ref, (_, chunk) in found.items()}
+        said = {ref: chunk.text for ref, (_, chunk) in found.items()}
         evidence = state.left
         caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
         terms = _window_terms(question, self.searcher.index.speakers())
         seen: dict[str, Cand] = {}  # normalised text → the admitted item that says it
-        covered: dict[str, Cand] = {}  # turn → the admitted item that carries it
+        shown: dict[str, Cand] = {}  # turn → the admitted item that shows it (brain.shown), not merely cites it
         for rank, hit in enumerate(result.hits, 1):
             lane = _LANE_OF[hit.kind]
             cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
-                whole = sum(len(c.shown) for c in state.cands if c.lane == "turns" and c.admitted) < options.whole_turns
-                cap_tokens = max(60, int(evidence * options.turn_cut)) if whole else options.excerpt_tokens
-                cand = self._turn(hit, reason, terms, cap_tokens, state)
+                cand = self._turn(hit, reason, terms, max(60, int(evidence * options.turn_cut)), state)
             else:
                 cand = self._statement(lane, reason, hit, dates, options.now, max(40, int(evidence * 0.2)))
             narrow = 0 < len(hit.cites) <= 3
             key = _norm(hit.text)
+            shows = [c for c in cand.cites if c == hit.ref or ItemText(cand.text).shows(said.get(c, ""), True)] \
+                if lane != "turns" or cand.text.endswith(hit.text) else []
             if key in seen:
                 cand.why_not, cand.blocker = "duplicate of {ref}", seen[key]
                 state.cands.append(cand)
-            elif narrow and all(c in covered for c in hit.cites):
-                cand.why_not, cand.blocker = "its evidence is already in the packet ({ref})", covered[hit.cites[0]]
+            elif narrow and all(c in shown for c in hit.cites):
+                cand.why_not, cand.blocker = "the turns it cites are shown in the packet already ({ref})", shown[hit.cites[0]]
                 state.cands.append(cand)
             elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
-                covered.setdefault(hit.ref, group)
+                shown.update({c: group for c in shows if c not in shown})
             elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):
                 seen[key] = group
-                for c in hit.cites:
-                    covered.setdefault(c, group)
+                shown.update({c: group for c in shows if c not in shown})
             elif state.offer(cand, cap):
                 seen[key] = cand
-                if narrow:
-                    for c in hit.cites:
-                        covered.setdefault(c, cand)
+                shown.update({c: cand for c in shows if c not in shown})
         return result.mode, list(result.notes)
 
     def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> Cand:
@@ -319,6 +318,16 @@ def _cite_note(cites: list[str], dates: dict[str, str | None]) -> str:
         shown = ",".join(f"t{n}" for n in turns[:4]) + (",…" if len(turns) > 4 else "")
         parts.append(f"{sid}#{shown}" + (f" {date}" if date else ""))
     return "(" + "; ".join(parts[:3]) + ("; …" if len(parts) > 3 else "") + ")"
+
+
+def _guide_rules(text: str) -> tuple[str, str]:
+    """What of guide.md a packet carries: its list items, the owner's rules for every agent; the
+    prose around them tells an agent with tools how to browse the Brain, which a packet has done
+    for it. A guide without list items is carried whole."""
+    rules = [line.strip() for line in text.splitlines() if re.match(r"\s*(?:[-*+]|\d+[.)])\s+\S", line)]
+    if not rules:
+        return _demote(text.strip()), "standing instructions for every agent"
+    return "\n".join(rules), f"its {len(rules)} rules (the whole guide: {layout.GUIDE})"
 
 
 def _demote(markdown: str) -> str:

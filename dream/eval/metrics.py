@@ -1,9 +1,8 @@
 """Scoring a packet against a question's gold evidence, and an answer against the gold answer.
 
-A gold turn is **shown** (`shown_gold`) when one admitted item holds it: the item's text contains
-the turn's first 80 normalised characters, or the item cites the turn and holds at least 60 % of
-the turn's content words (stemmed, stopwords out; for turns with 4 or more). What counts is the
-evidence an agent can read, not a citation to it. `cited_gold` is the older rule, kept for
+A gold turn is **shown** (`shown_gold`) when one admitted item holds it (brain.shown: its text,
+or a citing item with 60 % of its content words). What counts is the evidence an agent can
+read, not a citation to it. `cited_gold` is the older rule, kept for
 comparison only: the turn's text is in an item, or an item citing at most 3 turns cites it. The
 answer is in the packet when its normalised string is. A generated answer gets the LoCoMo paper's
 token F1 against the gold answer (`token_f1`).
@@ -17,6 +16,8 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
+
+from brain.shown import ItemText, stem
 
 MAX_CITES = 3
 #: Dropped before F1, as LoCoMo's normalize_answer drops them.
@@ -37,36 +38,11 @@ def norm_answer(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-SHOWN_PREFIX = 80  # normalised characters of a turn an item must contain
-SHOWN_WORDS = 0.6  # or: the share of the turn's content words a citing item must hold ...
-SHOWN_MIN_WORDS = 4  # ... for a turn with at least this many
-
-
-def content_words(text: str) -> set[str]:
-    """Stemmed words without stopwords: what a turn says, for the word-share test of `shown_gold`."""
-    from brain.search import STOPWORDS
-
-    return {_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in STOPWORDS}
-
-
 def shown_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
-    """The gold turns an admitted item shows (the module docstring's rule)."""
+    """The gold turns an admitted item shows (brain.shown: the rule the packer packs by)."""
     items = list(items)
-    texts = [f" {norm_answer(i.text)} " for i in items]
-    words = [content_words(i.text) for i in items]
-    found = set()
-    for ref in gold:
-        turn = turn_text.get(ref, "")
-        prefix, own = norm_answer(turn)[:SHOWN_PREFIX], content_words(turn)
-        for item, text, have in zip(items, texts, words):
-            if prefix and f" {prefix}" in text and (len(prefix) == SHOWN_PREFIX or f" {prefix} " in text):
-                found.add(ref)
-            elif ref in item.cites and len(own) >= SHOWN_MIN_WORDS and len(own & have) >= SHOWN_WORDS * len(own):
-                found.add(ref)
-            else:
-                continue
-            break
-    return found
+    texts = [ItemText(i.text) for i in items]
+    return {ref for ref in gold if any(t.shows(turn_text.get(ref, ""), ref in i.cites) for i, t in zip(items, texts))}
 
 
 def cited_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
@@ -118,24 +94,7 @@ def answer_in(items: Iterable[Item], answer: str | None) -> bool | None:
 
 def answer_tokens(text: str) -> list[str]:
     """LoCoMo's answer normalisation: lower case, punctuation deleted, articles dropped, words stemmed."""
-    return [_stem(w) for w in text.lower().translate(_PUNCT).split() if w not in _ARTICLES]
-
-
-def _stem(word: str) -> str:
-    """Plural and -ed/-ing endings off, in the spirit of Porter's step 1 (LoCoMo stems with Porter).
-
-    Not dream.text.words.stem: that one turns "class" into "clas" but "classes" into "class".
-    """
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
-        word = word[:-1]
-    for suffix in ("ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    return [stem(w) for w in text.lower().translate(_PUNCT).split() if w not in _ARTICLES]
 
 
 def token_f1(answer: str, gold: str) -> float:

@@ -67,7 +67,10 @@ def test_lanes_in_order_with_dated_turns_and_cited_statements(brain):
     assert page.admitted and page.text == "Ana Lima › About: Ana has a dog called Pepper. (2024-01-10-intro#t3 2024-01-10)"
     assert page.cites == ["session:2024-01-10-intro#t3"]
     turn = turn_item(packet, "session:2024-01-10-intro#t1")
-    assert turn.text == "[2024-01-10 · 2024-01-10-intro#t1-t2] Ana: I work at Harbor Labs in Porto these days. | Ben: Nice! What did you get up to on the weekend?"
+    # The page line cites t3 but does not show it (the puppy, its name): the turn comes too, whole.
+    assert turn.text == ("[2024-01-10 · 2024-01-10-intro#t1-t3] Ana: I work at Harbor Labs in Porto these days. | "
+                         "Ben: Nice! What did you get up to on the weekend? | Ana: We adopted a puppy! Her name is Pepper.")
+    assert turn.cites == [f"session:2024-01-10-intro#t{n}" for n in (1, 2, 3)]
 
 
 def test_an_index_trimmed_to_too_few_lines_gives_its_tokens_to_evidence(brain):
@@ -113,13 +116,25 @@ def test_freshness_labels_and_age_limits():
 
 def test_evidence_already_in_the_packet_is_not_repeated(brain):
     packet = build(brain, "Tidewater Studio Lisbon product designer", 3000)
-    first = next(i for i in packet.admitted if "session:2024-03-02-new-job#t1" in i.cites)
-    repeats = [i for i in packet.items if i.cites == ["session:2024-03-02-new-job#t1"] and i is not first]
-    assert repeats and all(not i.admitted for i in repeats)
+    first = next(i for i in packet.admitted if i.lane == "turns" and "session:2024-03-02-new-job#t1" in i.cites)
+    repeats = [i for i in packet.items if i.cites == ["session:2024-03-02-new-job#t1"] and i is not first and not i.admitted]
+    assert repeats
     assert {i.reason.split(";")[0] for i in repeats} <= {
-        f"rejected: its evidence is already in the packet ({first.ref})",
+        f"rejected: the turns it cites are shown in the packet already ({first.ref})",
         f"rejected: duplicate of {first.ref}",
     }
+    # What is admitted besides the turn shows something the turn item does not say in those words.
+    assert all(i is first or i.lane != "turns" for i in packet.admitted if i.cites == ["session:2024-03-02-new-job#t1"])
+
+
+def test_a_packet_carries_the_guides_rules_not_its_browsing_notes(brain):
+    (brain / "guide.md").write_text("# Guide\n\nThis Brain is a git repository; read the index first, then pages.\n\n"
+                                    "## Don'ts\n- Never copy secrets into pages.\n* Write dates as YYYY-MM-DD.\n1. Ask before booking.\n")
+    guide = item(build(brain, "Where does Ana work?", 800), "guide.md")
+    assert guide.admitted and guide.text == "- Never copy secrets into pages.\n* Write dates as YYYY-MM-DD.\n1. Ask before booking."
+    assert guide.reason == "the owner's guide: its 3 rules (the whole guide: guide.md)"
+    (brain / "guide.md").write_text("# Guide\n\nBe brief. Cite every claim.\n")
+    assert item(build(brain, "Where does Ana work?", 800), "guide.md").text == "### Guide\n\nBe brief. Cite every claim."
 
 
 def test_a_rule_is_never_shortened_but_the_guide_may_be(brain):
@@ -158,19 +173,18 @@ def test_long_turns_are_cut_to_the_passage_that_matches(brain):
     packet = build(brain, "Which typeface do the boards use?", 300)
     turn = turn_item(packet, "session:2022-01-05-exports#t3")
     assert turn.admitted and "The boards use the Inter typeface." in turn.text
-    assert "assistant: … " in turn.text and turn.text.endswith("The boards use the Inter typeface. …")  # … marks each cut
+    assert "… Filler" in turn.text and turn.text.endswith(" …")  # … marks each cut
     assert "shortened to the passage that matches (turn has 850 tokens)" in turn.reason
 
 
-def test_turns_after_the_best_ones_are_cut_to_an_excerpt(brain):
-    packet = build(brain, "Where does Ana work?", 2000, whole_turns=0, excerpt_tokens=30)
+def test_turns_are_shown_whole_and_cut_only_past_half_the_evidence_budget(brain):
+    """A cut turn shows little of what it said, so turns come whole; only one longer than half the
+    evidence budget is cut to the passage that matches."""
+    packet = build(brain, "Where does Ana work?", 2000)
     turns = [i for i in packet.admitted if i.lane == "turns"]
-    shown = [said for i in turns for said in i.text.split("] ", 1)[1].split(" | ")]  # an exchange shows several turns
-    assert len(shown) > len(turns) and all(estimate_tokens(said) <= 30 for said in shown)
-    cut = [i for i in turns if "…" in i.text]
-    assert cut and all("shortened to the passage that matches" in i.reason for i in cut)
-    whole = build(brain, "Where does Ana work?", 2000, whole_turns=100)
-    assert not any("…" in i.text for i in whole.admitted if i.lane == "turns")
+    assert len(turns) >= 2 and not any("…" in i.text for i in turns)
+    small = build(brain, "Where does Ana work?", 200)
+    assert all("…" not in i.text or "shortened" in i.reason for i in small.admitted if i.lane == "turns")
 
 
 # -- the JSON schema ----------------------------------------------------------------------------

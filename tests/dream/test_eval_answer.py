@@ -155,8 +155,8 @@ def test_eval_answers_every_system_at_the_answer_budgets(answered):
 def test_eval_markdown_has_answer_columns_only_when_answering(answered):
     report, work = answered
     text = render_markdown(report)
-    assert text.count("| bm25 | acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |") == 2
-    assert "| 4 single-hop | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 11.8 | 11.8 | 11.8 |" in text
+    assert text.count("| cited brain | acc brain | no-wiki | bm25 | F1 brain | no-wiki | bm25 |") == 2
+    assert "| 4 single-hop | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 | 11.8 | 11.8 | 11.8 |" in text
     assert "answered by `offline` at budgets 400, judged by a lexical rule, a rough proxy of a model judge; 9 answers, no model calls;" in text
     plain = render_markdown(run_eval("locomo", LOCOMO, EvalOptions(budgets=(200,), embedder="none", workdir=work, reuse=True)))
     assert "acc brain" not in plain and "answered by" not in plain
