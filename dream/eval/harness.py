@@ -50,6 +50,20 @@ class Score(Model):
     f1: float | None = None  # mean token F1 of their answers against the gold answers
 
 
+class LaneYield(Model):
+    """What one lane of the full packet spent and showed, over all questions at one budget."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    budget: int
+    lane: str
+    tokens: int  # admitted items' tokens
+    shown: int  # gold turns its items show (a turn two lanes show counts in both)
+
+    @property
+    def per_1000(self) -> float:
+        return 1000 * self.shown / self.tokens if self.tokens else 0.0
+
+
 class Miss(Model):
     """A gold turn the full packet at the middle budget did not carry (for improving Dream)."""
 
@@ -84,6 +98,7 @@ class EvalReport(Model):
     answer_errors: int = 0  # answers left out of accuracy and F1 because a call failed
     answer_usage: Usage | None = None  # the answer backend's tokens and calls (offline: none)
     scores: list[Score] = Field(default_factory=empty_list)
+    lanes: list[LaneYield] = Field(default_factory=empty_list)  # the brain packet's lanes, per budget
     misses: list[Miss] = Field(default_factory=empty_list)
     answers: list[Answered] = Field(default_factory=empty_list)
 
@@ -197,6 +212,7 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
     bm25 = TurnBM25(root)
     turn_text = {c.ref: c.text for c in bm25.turns}
     middle = sorted(budgets)[len(budgets) // 2]
+    lanes: dict[tuple[int, str], list[int]] = {}  # (budget, lane) → [tokens, shown]
     out = []
     try:
         for case in cases:
@@ -211,6 +227,11 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
                         packet = builder.build(case.question, ContextOptions(budget=budget, now=case.now, exclude=exclude))
                         items, used, text = packet.admitted, packet.used, render_packet(packet)
                         report.search_mode = report.search_mode or packet.mode
+                        if system == "brain":
+                            for i in items:
+                                spent = lanes.setdefault((budget, i.lane), [0, 0])
+                                spent[0] += i.tokens
+                                spent[1] += len(shown_gold([i], case.gold, turn_text))
                     found = shown_gold(items, case.gold, turn_text)
                     cited = cited_gold(items, case.gold, turn_text)
                     tokens = used if used is not None else sum(_tokens(i.text) for i in items)
@@ -233,6 +254,10 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
     finally:
         bm25.close()
         searcher.close()
+    for y in report.lanes:  # the Brains measured before this one
+        spent = lanes.setdefault((y.budget, y.lane), [0, 0])
+        spent[0], spent[1] = spent[0] + y.tokens, spent[1] + y.shown
+    report.lanes = [LaneYield(budget=b, lane=lane, tokens=t, shown=n) for (b, lane), (t, n) in sorted(lanes.items())]
     return out
 
 
@@ -312,6 +337,10 @@ def render_markdown(report: EvalReport) -> str:
             if answering:
                 cells += [pct(r.accuracy) for r in row] + [pct(r.f1) for r in row]
             lines.append(f"| {'**' + label + '**' if category in ('headline', 'all') else label} | {row[0].questions} | " + " | ".join(cells) + " |")
+        spent = [y for y in report.lanes if y.budget == budget]
+        if spent:
+            lines += ["", "Gold turns shown per 1,000 tokens of each lane (brain, all questions): "
+                      + " · ".join(f"{y.lane} {y.per_1000:.1f} ({y.tokens:,} tokens)" for y in spent)]
     return "\n".join(lines) + "\n"
 
 

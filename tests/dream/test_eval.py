@@ -105,6 +105,16 @@ def test_eval_markdown_has_one_table_per_budget(locomo_report):
     text = render_markdown(report)
     assert text.count("| category | n | shown brain | no-wiki | bm25 |") == 2
     assert "| **categories 1, 2, 3, 4** |" in text and "## Budget 400 tokens" in text
+    assert text.count("Gold turns shown per 1,000 tokens of each lane (brain, all questions): ") == 2
+
+
+def test_each_lane_says_what_its_tokens_showed(locomo_report):
+    report, _ = locomo_report
+    lanes = {(y.budget, y.lane): y for y in report.lanes}
+    assert {lane for _, lane in lanes} >= {"standing", "turns"}
+    turns = lanes[(400, "turns")]
+    assert turns.tokens > 0 and turns.shown > 0 and turns.per_1000 == 1000 * turns.shown / turns.tokens
+    assert lanes[(400, "standing")].shown == 0  # the guide cites no turn
 
 
 def test_baseline_prepends_the_session_date_and_fills_the_budget(locomo_report):
