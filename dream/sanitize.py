@@ -30,19 +30,20 @@ def sanitize_session(session: Session, instructions: Instructions) -> tuple[Sess
     for turn in session.turns:
         redacted = clean_turn_text(turn.text)  # as read (brain.sessions); a Session built in memory too
         report.secrets += redacted.count("[REDACTED:")
-        kept = []
+        new_text = redacted
         for sentence in sentences(redacted):
             if injection_spans(sentence):
                 report.injections += 1
-                kept.append(f"\n{INJECTION_PLACEHOLDER}\n")
+                new_text = new_text.replace(sentence, f"\n{INJECTION_PLACEHOLDER}\n", 1)
             elif instructions.blocks(sentence):
                 report.omitted += 1
-                kept.append(f"\n{NEVER_RECORD_PLACEHOLDER}\n")
-            else:
-                kept.append(sentence)
-        # Placeholders stand on lines of their own, so no sentence absorbs them.
-        new_text = re.sub(r" ?\n ?", "\n", " ".join(kept)).strip() if len(kept) > 1 else "".join(kept).strip()
+                new_text = new_text.replace(sentence, f"\n{NEVER_RECORD_PLACEHOLDER}\n", 1)
+        if new_text != redacted:
+            # Placeholders stand on lines of their own, so no sentence absorbs them; the rest keeps
+            # its lines and paragraphs ("Note" above "See the guide" is no name "Note See").
+            new_text = _AROUND_PLACEHOLDER_RE.sub(r"\n\1\n", new_text).strip()
         turns.append(turn if new_text == turn.text else turn.model_copy(update={"text": new_text}))
     return session.model_copy(update={"turns": turns}), report
 
 
+_AROUND_PLACEHOLDER_RE = re.compile(rf"\s*\n({re.escape(INJECTION_PLACEHOLDER)}|{re.escape(NEVER_RECORD_PLACEHOLDER)})\n\s*")

@@ -60,6 +60,15 @@ _ALIAS_RE = re.compile(rf"\b([A-Z]{{2,8}})\s+(?:is\s+)?(?:short\s+for|stands\s+f
 _LEAD_ADVERB_RE = re.compile(r"^(?:also|and|so|but|then|now|oh|well|anyway|just),?\s+", re.I)
 _ORPHAN_PRONOUN_RE = re.compile(r"^(?:he|she|they|it|this|that|these|those|there|here)\b", re.I)
 _PLACEHOLDER_RE = re.compile(r"^\[[^\]]*\]$")
+#: A line of code, markup or shell pasted into a turn: `import x`, `client = f(...)`, `}`, `<div>`, `~/p$ gh pr view 21 --web`.
+_CODE_LINE_RE = re.compile(
+    r"^\s*(?:(?:import|from\s+[\w.]+\s+import|def|class|return|const|let|var|function)\s|[A-Za-z_][\w.\[\]'\"]*\s*(?:=|\+=|:=|==)\s*\S"
+    r"|[\w.]+\([^()]*\)\s*[;:]?\s*$|[{}\[\]<>$#|`]|\S+\s*(?:=>|->)\s"
+    r"|\s*\"[^\"]+\"\s*:|.*(?:\s--?[a-z][\w-]*(?=\s|=|$)|&&|\|\||<<|\$\s|\s>\s*~?/|\w==\w))")  # a shell line: flags, &&, heredoc, prompt, redirection
+#: A header line of a pasted email or log: `Subject: Hall B booking`, `Accept-Encoding: gzip`.
+_HEADER_LINE_RE = re.compile(r"^[A-Z][\w-]{0,30}:\s+.*[^.!?]$")
+#: The greeting or the sign-off of a pasted letter: `Dear Ms Rahman,`, `Kind regards,`.
+_LETTER_LINE_RE = re.compile(r"^(?:dear|hi|hello|kind regards|best regards|warm regards|regards|best wishes|cheers|sincerely)\b[^.!?]{0,40},$", re.I)
 _REACTION_RE = re.compile(
     r"^(?:wow|woah|whoa|thanks|thank you|thx|congrats|congratulations|aww+|omg|haha\w*|lol|yay|yeah|yep|yes|nice|cool|"
     r"great|awesome|amazing|sounds|hey|hi|hello|glad|so glad|good luck|hope|oh my|sweet|lovely|hooray|ooh|yum)\b",
@@ -209,8 +218,11 @@ def _slot(sentence: str, kind: str, mentions: list[Mention]) -> tuple[str | None
 
 
 def skippable(sentence: str) -> bool:
-    """Requests to the assistant, placeholders and sentences whose subject is an unresolved pronoun."""
-    if _PLACEHOLDER_RE.match(sentence.strip()):
+    """Requests to the assistant, placeholders, pasted code and header lines, and sentences whose
+    subject is an unresolved pronoun."""
+    if _PLACEHOLDER_RE.match(sentence.strip()) or _CODE_LINE_RE.match(sentence):
+        return True
+    if (_HEADER_LINE_RE.match(sentence) and len(sentence.split()) <= 12) or _LETTER_LINE_RE.match(sentence.strip()):
         return True
     bare = _LEAD_ADVERB_RE.sub("", sentence)
     if _REQUEST_RE.match(bare) and not _CORRECTION_RE.match(sentence):

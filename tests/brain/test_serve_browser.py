@@ -141,7 +141,7 @@ def _graph(page, server: str, visit) -> None:
     """The graph draws every page; a click on a node opens that page."""
     visit("/graph", "graph")
     page.wait_for_selector("#graph[data-ready]", timeout=20_000)
-    assert int(page.get_attribute("#graph", "data-nodes")) == 22  # the demo's 21 pages and the planted one
+    assert int(page.get_attribute("#graph", "data-nodes")) == 23  # the demo's 22 pages and the planted one
     page.wait_for_timeout(600)  # the zoom to fit the pages eases in over 400 ms
     page.screenshot(path=str(SHOTS / "graph.png"))
     x, y = page.evaluate("""() => { const g = document.getElementById('graph').forceGraph;
