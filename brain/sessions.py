@@ -32,6 +32,12 @@ class SessionHeader(Model):
     source: str | None = None
     title: str | None = None
     participants: list[str] = Field(default_factory=empty_list)
+    # A coding agent's session (Claude Code): the project (its folder's name), that folder, the git
+    # branch and the agent's version, as the session began (a growing session keeps its first line).
+    project: str | None = None
+    cwd: str | None = None
+    branch: str | None = None
+    version: str | None = None
 
 
 class Turn(Model):

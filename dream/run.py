@@ -23,6 +23,7 @@ from dream.journal import fault, recover, require_free_index
 from dream.lock import run_lock
 from dream.text.facts import DEFAULT_OWNER
 from dream.phases.attach import attach_session, stage_notes
+from dream.phases.projects import attach_project
 from dream.phases.orient import PendingSession, list_session_files, plan_sessions
 from dream.phases.summarize import summarize_session, write_summaries
 from dream.phases.update import update_pages
@@ -158,6 +159,7 @@ def _compile_sessions(comp: Compilation, pending: list[PendingSession], report: 
         try:
             summary = summarize_session(comp, clean)
             attach_session(comp, clean, session.first_turn)
+            attach_project(comp, clean, session.first_turn)
         except BackendError as exc:
             report.session_failures[session.id] = str(exc) + (f" ({exc.hint})" if exc.hint else "")
             if exc.fatal:  # e.g. no key: every other session would fail alike

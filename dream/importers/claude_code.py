@@ -52,6 +52,9 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
     data = read_input(file, display, problems, MAX_SESSION_BYTES)
     if data is None:
         return None
+    if not data.strip():
+        problems.append(f"{display}: empty file; nothing to import")
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -60,6 +63,7 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
         text = data.decode("utf-8", errors="replace")
     session_id: str | None = None
     title: str | None = None
+    where: dict[str, str] = {}  # cwd, gitBranch, version: from the first event that has each
     recognised = False
     turns: list[Turn] = []
     for lineno, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
@@ -79,6 +83,9 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
         recognised |= event.get("type") in _KNOWN_TYPES
         if session_id is None and isinstance(event.get("sessionId"), str) and event["sessionId"].strip():
             session_id = event["sessionId"].strip()
+        for key in ("cwd", "gitBranch", "version"):
+            if key not in where and isinstance(event.get(key), str) and event[key].strip():
+                where[key] = event[key].strip()
         if event.get("type") == "summary" and title is None and isinstance(event.get("summary"), str):
             title = event["summary"].strip() or None
         turn = _turn(event, len(turns) + 1)
@@ -88,11 +95,19 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
         if not recognised:
             problems.append(f"{display}: no Claude Code events (user/assistant/summary lines); is this a Claude Code transcript?")
         return None  # summary-only and subagent-only files are normal: nothing to import
+    cwd = where.get("cwd")
     header = SessionHeader(
         id=checked_id(session_id or file.stem, display, problems), started=turns[0].time, source="claude-code",
-        title=title, participants=["user", "assistant"],
+        title=title, participants=["user", "assistant"], project=_project_name(cwd), cwd=cwd,
+        branch=where.get("gitBranch"), version=where.get("version"),
     )
     return Session(header=header, turns=turns)
+
+
+def _project_name(cwd: str | None) -> str | None:
+    """The project a session worked in: the last part of its folder (`~/src/brain-dream` → brain-dream)."""
+    name = re.split(r"[\\/]", cwd.rstrip("/\\"))[-1] if cwd else ""
+    return name or None
 
 
 def _turn(event: dict[str, Any], n: int) -> Turn | None:

@@ -158,7 +158,7 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         slug=slug,
         title=known.title,
         type=loc[0],
-        aliases=sorted(a for a in known.names if a != known.title and a.lower() != a),
+        aliases=sorted(a for a in known.names if a != known.title and (a.lower() != a or "/" in a)),  # a path: a project's folder
         current=_page_facts(current, shown[: ends[0]], numbers),
         history=_page_facts(history, shown[ends[0] : ends[1]], numbers),
         mentioned=_page_facts(mentioned, shown[ends[1] :], numbers),

@@ -241,7 +241,8 @@ def test_claude_code_keeps_text_and_tool_lines_skips_sidechains(tmp_path: Path) 
     assert len(long_bash) == TOOL_LINE_MAX
     assert raw(tmp_path, CC_ID) == lines(
         {"type": "session", "id": CC_ID, "started": "2026-01-20T11:57:20+00:00", "source": "claude-code",
-         "title": "Fix failing date parser tests", "participants": ["user", "assistant"]},
+         "title": "Fix failing date parser tests", "participants": ["user", "assistant"], "project": "proj",
+         "cwd": "/home/ana/proj", "branch": "fix-dates", "version": "2.0.74"},
         {"type": "turn", "n": 1, **u, "time": "2026-01-20T11:57:20+00:00",
          "text": "The date parser tests fail since yesterday, can you look?"},
         {"type": "turn", "n": 2, **a, "time": "2026-01-20T11:57:24+00:00", "text": "Let me run the tests first."},
