@@ -7,6 +7,7 @@ from collections import Counter
 
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
+from dream.text.coding import changed_files, changed_line, first_request, outcome, request_of
 from dream.text.entities import find_mentions
 from dream.text.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
 from dream.text.words import clean_statement, content_words, sentences, third_person
@@ -27,8 +28,29 @@ def title_of(session: Session) -> str:
     return clean_statement(" ".join(first.split()[:8]), 80).rstrip(".")
 
 
+def coding_summary(session: Session) -> SessionSummary | None:
+    """A coding agent's session as work: what was asked, the files changed, how it ended; None
+    when the session has no request (only commands, or nothing the user typed)."""
+    asked = first_request(session)
+    if asked is None:
+        return None
+    request = request_of(asked.text)
+    out = [SummarySentence(text=f"Asked: {request}", first_turn=asked.n, last_turn=asked.n)]
+    files, turns = changed_files(session)
+    if files:
+        out.append(SummarySentence(text=changed_line(files), first_turn=turns[0].n, last_turn=turns[-1].n))
+    ended = outcome(session)
+    if ended is not None and ended[1].n > asked.n:
+        out.append(SummarySentence(text=f"Outcome: {ended[0]}", first_turn=ended[1].n, last_turn=ended[1].n))
+    title = (session.header.title or "").strip() or clean_statement(" ".join(request.split()[:8]), 80).rstrip(".?!")
+    return SessionSummary(title=title, sentences=out, topics=[session.header.project] if session.header.project else [])
+
+
 def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: SkipFn | None = None) -> SessionSummary:
-    """Up to six sentences, chosen by how many of the session's frequent words and names they carry."""
+    """Up to six sentences, chosen by how many of the session's frequent words and names they carry;
+    a coding agent's session (its header names a project) is summarised as work instead."""
+    if session.header.project and (coded := coding_summary(session)) is not None:
+        return coded
     candidates: list[tuple[int, int, str, str]] = []  # (turn, position, speaker, sentence)
     freq: Counter = Counter()
     names: Counter = Counter()
