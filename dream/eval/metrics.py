@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Protocol
 
-from brain.shown import ItemText, stem
+from brain.shown import ItemText, normalised, stem
 
 MAX_CITES = 3
 #: Dropped before F1, as LoCoMo's normalize_answer drops them.
@@ -34,8 +34,8 @@ def norm_ws(text: str) -> str:
     return " ".join(text.split())
 
 
-def norm_answer(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+#: Lower case, punctuation as spaces: the normalisation the shown rule uses too.
+norm_answer = normalised
 
 
 def shown_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]) -> set[str]:
