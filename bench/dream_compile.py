@@ -62,7 +62,7 @@ def fresh_brain(code: Code, where: Path) -> Path:
 
 def commit_all(root: Path, message: str) -> None:
     git(root, "add", "-A")
-    git(root, "-c", "user.name=Bench", "-c", "user.email=bench@localhost", "commit", "-q", "-m", message)
+    git(root, "-c", "user.name=Bench", "-c", "user.email=bench@localhost", "commit", "-q", "--allow-empty", "-m", message)  # raw sessions are git-ignored
 
 
 def turns_of(root: Path) -> int:

@@ -92,23 +92,29 @@ _DETECT_SECRETS_GATES: dict[str, Gate] = {
 }
 
 
-def _detect_secrets_rules() -> list[tuple[str, Gate, tuple[LazyPattern, ...]]]:
-    """(kind, gate, patterns) of each of detect-secrets' regex plugins (brain/secret_rules.json,
-    written from the package by scripts/gen_secret_rules.py)."""
+def _detect_secrets_rules() -> list[tuple[str, Gate, tuple[LazyPattern, ...], bool]]:
+    """(kind, gate, patterns, weak) of each of detect-secrets' regex plugins (brain/secret_rules.json,
+    written from the package by scripts/gen_secret_rules.py); `weak`: see `_weak`."""
     data = json.loads((resources.files("brain") / "secret_rules.json").read_text(encoding="utf-8"))
-    return [(rule["kind"], _DETECT_SECRETS_GATES[rule["plugin"]], tuple(LazyPattern(p, f) for p, f in rule["patterns"]))
-            for rule in data["rules"]]
+    return [(rule["kind"], gate, tuple(LazyPattern(p, f) for p, f in rule["patterns"]), _weak(gate))
+            for rule in data["rules"] for gate in [_DETECT_SECRETS_GATES[rule["plugin"]]]]
 
 
-_RULES: list = []  # detect-secrets' rules, loaded the first time a text may hold one
+def _weak(gate: Gate) -> bool:
+    """A gate whose first words are too common to pre-filter by (".", ":", "pw"): its rule is
+    tried on every text, while the others wait for the one search of all first words."""
+    return any(len(w) < 3 for w in gate[0])
 
 
-def _maintained_spans(text: str, lower: str) -> list[Span]:
+_RULES: list = []  # detect-secrets' rules, loaded the first time a text is scanned
+
+
+def _maintained_spans(text: str, lower: str, weak_only: bool) -> list[Span]:
     if not _RULES:
         _RULES.extend(_detect_secrets_rules())
     spans = []
-    for kind, gate, patterns in _RULES:
-        if not gate_open(gate, text, lower):
+    for kind, gate, patterns, weak in _RULES:
+        if (weak_only and not weak) or not gate_open(gate, text, lower):
             continue
         for m in (m for pattern in patterns for m in pattern.finditer(text)):
             # A rule that captures the value after its label (`password = "…"`, `user:pass@`)
@@ -209,7 +215,7 @@ def _prose_value_is_secret(value: str, quoted: bool) -> bool:
 
 def _first_words(exact: bool) -> LazyPattern:
     words = {w for *_, gate in _SECRETS for w in gate[0]} | set(_PROSE_GATE[0])
-    words |= {w for gate in _DETECT_SECRETS_GATES.values() for w in gate[0]}
+    words |= {w for gate in _DETECT_SECRETS_GATES.values() if not _weak(gate) for w in gate[0]}
     chosen = sorted((w for w in words if (w != w.lower()) == exact), key=lambda w: (-len(w), w))
     return LazyPattern("|".join(map(re.escape, chosen)))
 
@@ -231,7 +237,7 @@ def secret_spans(text: str) -> list[Span]:
     spans = _number_spans(text)
     lower = text.lower()
     if _FIRST_LOWER.search(lower) is None and _FIRST_EXACT.search(text) is None:
-        return disjoint(spans)
+        return disjoint(spans + _maintained_spans(text, lower, weak_only=True))
     for kind, pattern, group, gate in _SECRETS:
         if not gate_open(gate, text, lower):
             continue
@@ -256,7 +262,7 @@ def secret_spans(text: str) -> list[Span]:
             kind = next(v for k, v in _LABELS.items() if k in label)
             spans.append((start, start + len(value), kind))
     # Where a rule here finds the same secret, its name (more precise) is the one shown.
-    spans += [m for m in _maintained_spans(text, lower) if not any(a < m[1] and m[0] < b for a, b, _ in spans)]
+    spans += [m for m in _maintained_spans(text, lower, weak_only=False) if not any(a < m[1] and m[0] < b for a, b, _ in spans)]
     return disjoint(spans)
 
 
