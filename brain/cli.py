@@ -59,17 +59,20 @@ def main() -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--owner", metavar="NAME", help="Whose Brain this is: the person \"I\" and \"me\" are in the sessions "
+              "(default: git config user.name).")
 @json_option
-def init(path: Path, as_json: bool) -> None:
+def init(path: Path, owner: str | None, as_json: bool) -> None:
     """Create a new Brain in PATH and commit it in git.
 
     PATH defaults to the current folder. A folder that already has files is fine as long
     as it has no knowledge/ yet: files that exist (brain.toml, guide.md, …) are kept, and
     .gitignore gets the lines it lacks.
     """
+    from brain.repo import git_user_name
     from brain.scaffold import init_brain
 
-    report = init_brain(path)
+    report = init_brain(path, owner=(owner or git_user_name() or "").strip() or None)
     if as_json:
         _echo_json(report.model_dump())
         return

@@ -194,11 +194,16 @@ def blob_id(data: bytes) -> str:
     return h.hexdigest()
 
 
+def git_user_name() -> str | None:
+    """`git config user.name` of the person running the command, or None."""
+    done = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
+    return (done.stdout.strip() or None) if done.returncode == 0 else None
+
+
 @functools.cache  # the person's git config, read once per process
 def _has_git_identity() -> bool:
     """True when git has a user.name of its own (the person's config): then we never override it."""
-    out = subprocess.run(["git", "config", "--get", "user.name"], capture_output=True, text=True, check=False)
-    return bool(out.stdout.strip())
+    return git_user_name() is not None
 
 
 def git_env(env: dict[str, str] | None = None) -> dict[str, str]:

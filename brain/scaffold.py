@@ -6,6 +6,7 @@ guide.md or brain.toml stays as it is). Type folders under knowledge/ are create
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -51,8 +52,9 @@ class InitReport(Model):
     commit: str | None
 
 
-def init_brain(root: Path) -> InitReport:
-    """Create the layout in `root` (made if missing); refuses a folder that already has knowledge/."""
+def init_brain(root: Path, owner: str | None = None) -> InitReport:
+    """Create the layout in `root` (made if missing); refuses a folder that already has knowledge/.
+    `owner`: whose Brain it is, written into a new brain.toml ("I" and "me" in the sessions)."""
     root = Path(root).resolve()
     if root.exists() and not root.is_dir():
         raise BrainError(f"{root} is a file, not a folder", "pass a folder to `brain init`")
@@ -64,6 +66,8 @@ def init_brain(root: Path) -> InitReport:
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True, exist_ok=True)
     for rel, text in initial_files().items():
+        if rel == layout.CONFIG and owner:
+            text = text.replace('# owner = "Your Name"', f"owner = {json.dumps(owner, ensure_ascii=False)}", 1)
         path = root / rel
         if rel == ".gitignore" and path.is_file():
             if _merge_ignore(path, text):

@@ -78,6 +78,23 @@ def test_init_creates_the_layout_and_commits(cli, tmp_path):
     assert again.stderr == f"error: {root} is already a Brain (it has knowledge/)\nhint: use it with --brain {root}\n"
 
 
+def test_init_names_the_owner_given_or_git_s_user_name(cli, tmp_path, monkeypatch):
+    from brain.config import BrainConfig
+
+    def owner(name: str):
+        return BrainConfig.from_toml((tmp_path / name / "brain.toml").read_text()).owner
+
+    assert cli("init", "--owner", 'Ana "Nana" Lima', tmp_path / "a").exit_code == 0
+    assert owner("a") == 'Ana "Nana" Lima'
+    assert cli("init", tmp_path / "b").exit_code == 0  # the tests' git has no user.name
+    assert owner("b") is None
+    config = tmp_path / "gitconfig"
+    config.write_text("[user]\n\tname = Bo Chen\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    assert cli("init", tmp_path / "c").exit_code == 0
+    assert owner("c") == "Bo Chen"
+
+
 def test_init_in_a_folder_with_files_keeps_them(cli, make_tree):
     root = make_tree({"guide.md": "# Mine\n", ".gitignore": "*.tmp\n", "notes.txt": "private\n"}, name="own")
     result = cli("init", "--json", root)
