@@ -300,8 +300,13 @@ def quoted_turns(text: str) -> str:
     per turn, so that transcript text reads as what someone said, never as the packet's own words."""
     head, sep, said = text.partition("] ")
     if not sep or not head.startswith("["):
-        return "  > " + text
-    return f"- {head}]\n" + "\n".join(f"  > {part}" for part in said.split(" | "))
+        return _quote(text)
+    return f"- {head}]\n" + "\n".join(_quote(part) for part in said.split(" | "))
+
+
+def _quote(said: str) -> str:
+    """Every line of `said` behind the quote mark: a turn's second line is still the turn."""
+    return "\n".join(f"  > {line}" for line in said.splitlines() or [""])
 
 
 def _cite_note(cites: list[str], dates: dict[str, str | None]) -> str:
