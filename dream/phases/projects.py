@@ -7,13 +7,12 @@ named after it and answers to the folder's path too.
 
 from __future__ import annotations
 
-import datetime as dt
-
 from brain.sessions import Session, Turn
 from dream.backends.base import Entity, Fact
 from dream.compile import Compilation
 from dream.phases.attach import add_fact, resolve
-from dream.text.coding import changed_files, changed_line, first_request, request_of
+from dream.text.coding import changed_files, changed_line, first_request
+from dream.text.facts import turn_date
 
 
 def attach_project(comp: Compilation, session: Session, first_turn: int) -> None:
@@ -26,20 +25,13 @@ def attach_project(comp: Compilation, session: Session, first_turn: int) -> None
         return
     asked = first_request(session, first_turn)
     if asked is not None:
-        add_fact(comp, slug, _fact(name, f"Asked: {request_of(asked.text)}", [asked]), session.id, [])
+        add_fact(comp, slug, _fact(session, f"Asked: {asked[1]}", [asked[0]]), session.id, [])
     files, turns = changed_files(session, first_turn)
     if files:
-        add_fact(comp, slug, _fact(name, changed_line(files), turns), session.id, [])
+        add_fact(comp, slug, _fact(session, changed_line(files), turns), session.id, [])
 
 
-def _fact(project: str, statement: str, turns: list[Turn]) -> Fact:
-    day = _day(turns[0].time)
-    return Fact(kind="event", subject=project, statement=statement, first_turn=turns[0].n, last_turn=turns[-1].n,
-                observed=day, event_date=day, confidence=0.9)
-
-
-def _day(time: str | None) -> dt.date:
-    try:
-        return dt.date.fromisoformat((time or "")[:10])
-    except ValueError:
-        return dt.date.min
+def _fact(session: Session, statement: str, turns: list[Turn]) -> Fact:
+    day = turn_date(turns[0], session)
+    return Fact(kind="event", subject=session.header.project or "", statement=statement, first_turn=turns[0].n,
+                last_turn=turns[-1].n, observed=day, event_date=day, confidence=0.9)

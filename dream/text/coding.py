@@ -29,8 +29,10 @@ def request_of(text: str) -> str:
     return clean_statement(out, REQUEST_CHARS)
 
 
-def first_request(session: Session, first_turn: int = 1) -> Turn | None:
-    return next((t for t in session.turns if t.n >= first_turn and t.role == "user" and request_of(t.text)), None)
+def first_request(session: Session, first_turn: int = 1) -> tuple[Turn, str] | None:
+    """The first user turn from `first_turn` that asks something, and what it asks."""
+    asked = ((t, request_of(t.text)) for t in session.turns if t.n >= first_turn and t.role == "user")
+    return next(((t, r) for t, r in asked if r), None)
 
 
 def changed_files(session: Session, first_turn: int = 1) -> tuple[list[tuple[str, int]], list[Turn]]:

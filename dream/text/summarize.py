@@ -7,7 +7,7 @@ from collections import Counter
 
 from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
-from dream.text.coding import changed_files, changed_line, first_request, outcome, request_of
+from dream.text.coding import changed_files, changed_line, first_request, outcome
 from dream.text.entities import find_mentions
 from dream.text.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
 from dream.text.words import clean_statement, content_words, sentences, third_person
@@ -31,10 +31,10 @@ def title_of(session: Session) -> str:
 def coding_summary(session: Session) -> SessionSummary | None:
     """A coding agent's session as work: what was asked, the files changed, how it ended; None
     when the session has no request (only commands, or nothing the user typed)."""
-    asked = first_request(session)
-    if asked is None:
+    found = first_request(session)
+    if found is None:
         return None
-    request = request_of(asked.text)
+    asked, request = found
     out = [SummarySentence(text=f"Asked: {request}", first_turn=asked.n, last_turn=asked.n)]
     files, turns = changed_files(session)
     if files:
