@@ -164,7 +164,7 @@ class Compilation:
                 conflict = f"{path}: the owner's edit and Dream's update changed the same lines; the owner's lines were kept"
                 if conflict not in self.conflicts:
                     self.conflicts.append(conflict)
-            merged = keep_cited_sources(merged, live, path)
+            merged = keep_cited_sources(merged, self.view.doc(path), path)
         self.own[path] = text if merged != text else None
         if merged == live:
             self.staged.drop(path)  # an earlier write of this run does not land alone
@@ -183,13 +183,13 @@ class Compilation:
         return self.view.doc(path) if path else None
 
 
-def keep_cited_sources(merged: str, live: str, path: str) -> str:
+def keep_cited_sources(merged: str, before: Page | None, path: str) -> str:
     """The merged document with the sources its body cites but its front matter lost (an owner's
-    kept line cites what Dream's update stopped citing) taken back from the live text."""
-    if not layout.doc_kind(path):
+    kept line cites what Dream's update stopped citing) taken back from `before`, the live page."""
+    if before is None or not layout.doc_kind(path):
         return merged
-    page, before = parse_bytes(path, merged.encode("utf-8")), parse_bytes(path, live.encode("utf-8"))
-    if not isinstance(page, Page) or not isinstance(before, Page):
+    page = parse_bytes(path, merged.encode("utf-8"))
+    if not isinstance(page, Page):
         return merged
     sources = page.frontmatter.sources
     back = {c.n: before.frontmatter.sources[c.n] for c in page.cites if c.n not in sources and c.n in before.frontmatter.sources}
