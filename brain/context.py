@@ -200,8 +200,6 @@ class ContextBuilder:
                 cand = self._statement(lane, reason, hit, dates, options.now, max(40, int(evidence * 0.2)))
             narrow = 0 < len(hit.cites) <= 3
             key = _norm(hit.text)
-            shows = [c for c in cand.cites if c == hit.ref or ItemText(cand.text).shows(said.get(c, ""), True)] \
-                if lane != "turns" or cand.text.endswith(hit.text) else []
             if key in seen:
                 cand.why_not, cand.blocker = "duplicate of {ref}", seen[key]
                 state.cands.append(cand)
@@ -210,13 +208,13 @@ class ContextBuilder:
                 state.cands.append(cand)
             elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
                 seen[key] = group
-                shown.update({c: group for c in shows if c not in shown})
+                shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
             elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):
                 seen[key] = group
-                shown.update({c: group for c in shows if c not in shown})
+                shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
             elif state.offer(cand, cap):
                 seen[key] = cand
-                shown.update({c: cand for c in shows if c not in shown})
+                shown.update({c: cand for c in _shows(cand, hit, said) if c not in shown})
         return result.mode, list(result.notes)
 
     def _statement(self, lane: str, reason: str, hit: SearchHit, dates: dict, now: dt.date, max_tokens: int) -> Cand:
@@ -323,6 +321,15 @@ def _cite_note(cites: list[str], dates: dict[str, str | None]) -> str:
         shown = ",".join(f"t{n}" for n in turns[:4]) + (",…" if len(turns) > 4 else "")
         parts.append(f"{sid}#{shown}" + (f" {date}" if date else ""))
     return "(" + "; ".join(parts[:3]) + ("; …" if len(parts) > 3 else "") + ")"
+
+
+def _shows(cand: Cand, hit: SearchHit, said: dict[str, str]) -> list[str]:
+    """The turns an admitted item shows (brain.shown): a turn item its own turn unless it was cut;
+    a statement or card each cited turn whose text (`said`) it holds."""
+    if cand.lane == "turns":
+        return list(cand.cites) if cand.text.endswith(hit.text) else []
+    item = ItemText(cand.text)
+    return [c for c in cand.cites if item.shows(said.get(c, ""), True)]
 
 
 def _guide_rules(text: str) -> tuple[str, str]:

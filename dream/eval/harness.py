@@ -227,12 +227,12 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
                         packet = builder.build(case.question, ContextOptions(budget=budget, now=case.now, exclude=exclude))
                         items, used, text = packet.admitted, packet.used, render_packet(packet)
                         report.search_mode = report.search_mode or packet.mode
-                        if system == "brain":
-                            for i in items:
-                                spent = lanes.setdefault((budget, i.lane), [0, 0])
-                                spent[0] += i.tokens
-                                spent[1] += len(shown_gold([i], case.gold, turn_text))
-                    found = shown_gold(items, case.gold, turn_text)
+                    each = [shown_gold([i], case.gold, turn_text) for i in items]  # one item shows a turn, or none does
+                    found = set().union(*each)
+                    if system == "brain":
+                        for i, shows in zip(items, each):
+                            spent = lanes.setdefault((budget, i.lane), [0, 0])
+                            spent[0], spent[1] = spent[0] + i.tokens, spent[1] + len(shows)
                     cited = cited_gold(items, case.gold, turn_text)
                     tokens = used if used is not None else sum(_tokens(i.text) for i in items)
                     answered = None
