@@ -9,7 +9,7 @@ from __future__ import annotations
 from brain import layout
 from brain.errors import BrainError
 from brain.repo import BrainRepo
-from brain.sessions import Session, parse_session
+from brain.sessions import Session
 from brain.tree import DirTree, text_if_exists
 from brain.view import BrainView
 from dream.backends.base import BackendError, ModelBackend, RunContext, SessionSummary
@@ -173,9 +173,8 @@ def _compile_sessions(comp: Compilation, pending: list[PendingSession], report: 
 def _read_session(comp: Compilation, sid: str, report: RunReport) -> Session | None:
     """A pending session read and sanitised; None when it cannot be read (its problems are reported)."""
     rel = layout.raw_session_path(sid)
-    data = comp.view.tree.read_if_exists(rel)
-    session, problems = parse_session(data, rel) if data is not None else (None, [])
-    report.problems += [str(p) for p in problems]
+    session = comp.view.session(sid)  # parsed once a run: the gate's citation checks read it from this view
+    report.problems += [str(p) for p in comp.view.session_problems.get(sid, [])]
     if session is None:
         return None
     if session.header.id != sid:
