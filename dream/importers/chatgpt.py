@@ -2,12 +2,18 @@
 
 Each conversation is a tree of messages (`mapping`); edits and regenerations are branches.
 The branch that the ChatGPT UI shows is the path from `current_node` back to the root, so that
-is the transcript. Only visible user/assistant text is kept: system prompts, custom
-instructions, tool calls and tool output, and reasoning are skipped.
+is the transcript. Only visible user/assistant text is kept: system prompts, tool calls and tool
+output, and reasoning are skipped.
+
+Custom instructions (what the user told ChatGPT about themselves and how to answer) ride along
+hidden in every conversation; each distinct version becomes one session of its own, dated by the
+first conversation that carries it, so the owner's profile is cited like anything they said.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,6 +61,7 @@ def read_chatgpt(path: Path) -> Parsed:
     if data is None:
         return Parsed(problems=problems)
     sessions = []
+    profiles: dict[tuple[str, ...], str | None] = {}  # custom instructions → when first seen
     for index, conv in enumerate(data):
         where = f"{display}: conversation {index}"
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
@@ -63,6 +70,10 @@ def read_chatgpt(path: Path) -> Parsed:
         if isinstance(conv.get("title"), str):
             where += f" ({conv['title']!r})"
         nodes = _branch(conv, where, problems)
+        for said in filter(None, (_custom_instructions(node.get("message")) for node in nodes)):
+            started = epoch_to_iso(conv.get("create_time"))
+            if said not in profiles or (started and (profiles[said] or "~") > started):
+                profiles[said] = started
         turns = []
         for node in nodes:
             turn = _turn(node.get("message"), len(turns) + 1)
@@ -79,7 +90,43 @@ def read_chatgpt(path: Path) -> Parsed:
             participants=["user", "assistant"],
         )
         sessions.append(Session(header=header, turns=turns))
+    sessions += [_profile_session(said, started) for said, started in profiles.items()]
     return Parsed(sessions=sessions, problems=problems)
+
+
+def _custom_instructions(message: Any) -> tuple[str, ...] | None:
+    """(about the user, how to answer) of a custom-instructions message, either left empty; None for other messages."""
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content") if isinstance(message.get("content"), dict) else {}
+    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    old = metadata.get("user_context_message_data") if isinstance(metadata.get("user_context_message_data"), dict) else {}
+    if content.get("content_type") == "user_editable_context":
+        said = (content.get("user_profile"), content.get("user_instructions"))
+    elif old:
+        said = (old.get("about_user_message"), old.get("about_model_message"))
+    else:
+        return None
+    said = tuple(_unwrapped(x) if isinstance(x, str) else "" for x in said)
+    return said if any(said) else None
+
+
+_FENCED_RE = re.compile(r"```(?:[^\n`]*\n)?(.*?)```", re.S)
+
+
+def _unwrapped(text: str) -> str:
+    """The user's own words: newer exports wrap them in a preamble and a ``` fence."""
+    fenced = _FENCED_RE.findall(text)
+    return (fenced[-1] if fenced else text).strip()
+
+
+def _profile_session(said: tuple[str, ...], started: str | None) -> Session:
+    digest = hashlib.sha256("\0".join(said).encode("utf-8")).hexdigest()[:12]
+    turns = [Turn(n=n, role="user", speaker="user", time=started, text=text, kind=kind)
+             for n, (kind, text) in enumerate(((k, t) for k, t in zip(("about-me", "how-to-answer"), said) if t), start=1)]
+    header = SessionHeader(id=f"chatgpt-profile-{digest}", started=started, source="chatgpt", title="ChatGPT custom instructions",
+                           participants=["user"])
+    return Session(header=header, turns=turns)
 
 
 def _branch(conv: dict[str, Any], where: str, problems: list[str]) -> list[dict[str, Any]]:

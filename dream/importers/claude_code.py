@@ -3,8 +3,10 @@
 Each line is an event; `user` and `assistant` events carry a `message` with text or content
 blocks. One kept event becomes one turn, in file order: Claude Code only appends events, so a
 session still being written grows by appended turns and earlier turns never change. Sidechain
-(subagent) events, meta events, thinking and tool results are skipped; a tool call becomes one
-short line such as `[tool: Bash — ls -la]`.
+(subagent) events, meta events and thinking are skipped. A tool call becomes one short line of the
+turn's text, such as `[tool: Bash — ls -la]`, and one entry of the turn's `tools`: what the call
+worked on (file, command, description, a TodoWrite's list), and the start of its result when the
+tool failed. Results are tool output, never speech: they are not turns.
 """
 
 from __future__ import annotations
@@ -12,16 +14,22 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from brain.secrets import redact_secrets
 from brain.sessions import MAX_SESSION_BYTES, Session, SessionHeader, Turn
-from dream.importers.base import Parsed, checked_id, read_input
+from dream.importers.base import Parsed, checked_id, clean_text, read_input
 
 TOOL_LINE_MAX = 120
 _PREVIEW_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 _KNOWN_TYPES = frozenset({"user", "assistant", "summary", "system"})
+#: How much of a tool call a turn's `tools` entry keeps: enough to say what was done, not a log.
+TOOL_FIELD_MAX = 300
+TODOS_MAX = 30
+_FILE_KEYS = ("file_path", "notebook_path")
 
 
 def projects_home() -> Path:
@@ -31,23 +39,59 @@ def projects_home() -> Path:
 
 def read_claude_code(path: Path) -> Parsed:
     """Read a single transcript, a project folder of transcripts (sorted, top level only), or a
-    folder of project folders (~/.claude/projects itself): each project in it, sorted."""
+    folder of project folders (~/.claude/projects itself): each project in it, sorted. Summary
+    lines title the session whose message they name (`leafUuid`), in whichever file they stand;
+    a summary whose message is in no file titles the file it stands in."""
     files = sorted(p for p in path.glob("*.jsonl") if p.is_file()) if path.is_dir() else [path]
     if not files and path.is_dir():
         files = sorted(p for project in path.iterdir() if project.is_dir() for p in project.glob("*.jsonl") if p.is_file())
     if not files:
         return Parsed(problems=[f"{path}: no Claude Code transcripts (*.jsonl) here or in its project folders; "
                                 "pass ~/.claude/projects or one folder under it"])
+    folder = _Folder()
+    for file in files:
+        folder.learn(file)
     sessions: list[Session] = []
     problems: list[str] = []
     for file in files:
-        session = _read_file(file, problems)
+        session = _read_file(file, problems, folder)
         if session is not None:
             sessions.append(session)
     return Parsed(sessions=sessions, problems=problems)
 
 
-def _read_file(file: Path, problems: list[str]) -> Session | None:
+@dataclass
+class _Folder:
+    """What a project's files say about each other's sessions: Claude Code writes a session's
+    summary line into whichever file was open, naming the session by one of its messages."""
+
+    summaries: dict[str, str] = field(default_factory=dict)  # leafUuid → the newest summary naming it
+    uuids: set[str] = field(default_factory=set)  # every message of the folder
+
+    def learn(self, file: Path) -> None:
+        try:
+            text = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return  # _read_file reports it
+        self.uuids.update(_UUID_RE.findall(text))
+        for event in filter(None, (_json_object(line) for line in text.splitlines() if '"leafUuid"' in line)):
+            if event.get("type") == "summary" and isinstance(event.get("leafUuid"), str) and isinstance(event.get("summary"), str):
+                self.summaries[event["leafUuid"]] = event["summary"].strip()
+
+
+_UUID_RE = re.compile(r'"uuid"\s*:\s*"([^"]+)"')
+
+
+def _json_object(line: str) -> dict[str, Any] | None:
+    try:
+        event = json.loads(line)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _lines(file: Path, problems: list[str]) -> list[str] | None:
+    """The file's lines, decoded; None (reported) when unreadable or empty."""
     display = str(file)
     data = read_input(file, display, problems, MAX_SESSION_BYTES)
     if data is None:
@@ -61,12 +105,23 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
         line = data.count(b"\n", 0, exc.start) + 1
         problems.append(f"{display}:{line}: invalid UTF-8; undecodable bytes became U+FFFD")
         text = data.decode("utf-8", errors="replace")
+    return text.lstrip("\ufeff").splitlines()
+
+
+def _read_file(file: Path, problems: list[str], folder: _Folder) -> Session | None:
+    display = str(file)
+    lines = _lines(file, problems)
+    if lines is None:
+        return None
     session_id: str | None = None
-    title: str | None = None
+    titles: list[str] = []  # this file's summary lines, for a session no other line names
     where: dict[str, str] = {}  # cwd, gitBranch, version: from the first event that has each
     recognised = False
-    turns: list[Turn] = []
-    for lineno, raw in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
+    turns: list[dict[str, Any]] = []  # a Turn's fields: made Turns once every tool result is read
+    calls: dict[str, dict[str, Any]] = {}  # tool_use id → its `tools` entry, for its result
+    results: list[dict[str, Any]] = []  # results read since the last turn: the next turn carries them
+    uuids: list[str] = []
+    for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
@@ -86,22 +141,29 @@ def _read_file(file: Path, problems: list[str]) -> Session | None:
         for key in ("cwd", "gitBranch", "version"):
             if key not in where and isinstance(event.get(key), str) and event[key].strip():
                 where[key] = event[key].strip()
-        if event.get("type") == "summary" and title is None and isinstance(event.get("summary"), str):
-            title = event["summary"].strip() or None
-        turn = _turn(event, len(turns) + 1)
+        if event.get("type") == "summary" and isinstance(event.get("summary"), str) and event.get("leafUuid") not in folder.uuids:
+            titles.append(event["summary"].strip())
+        if isinstance(event.get("uuid"), str) and not event.get("isSidechain"):
+            uuids.append(event["uuid"])
+        results += _results(event, calls)
+        turn = _turn(event, len(turns) + 1, calls)
         if turn is not None:
+            if results:
+                turn["results"], results = results, []
             turns.append(turn)
     if not turns:
         if not recognised:
             problems.append(f"{display}: no Claude Code events (user/assistant/summary lines); is this a Claude Code transcript?")
         return None  # summary-only and subagent-only files are normal: nothing to import
+    named = [folder.summaries[u] for u in uuids if u in folder.summaries]
+    title = (named[-1] if named else next(iter(titles), "")) or None
+    sid = checked_id(session_id or file.stem, display, problems)
     cwd = where.get("cwd")
     header = SessionHeader(
-        id=checked_id(session_id or file.stem, display, problems), started=turns[0].time, source="claude-code",
-        title=title, participants=["user", "assistant"], project=_project_name(cwd), cwd=cwd,
-        branch=where.get("gitBranch"), version=where.get("version"),
+        id=sid, started=turns[0]["time"], source="claude-code", title=title, participants=["user", "assistant"],
+        project=_project_name(cwd), cwd=cwd, branch=where.get("gitBranch"), version=where.get("version"),
     )
-    return Session(header=header, turns=turns)
+    return Session(header=header, turns=[Turn(**turn) for turn in turns])
 
 
 def _project_name(cwd: str | None) -> str | None:
@@ -110,28 +172,38 @@ def _project_name(cwd: str | None) -> str | None:
     return name or None
 
 
-def _turn(event: dict[str, Any], n: int) -> Turn | None:
+def _message(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The message of a main-line user or assistant event (not a sidechain's, not meta)."""
     if event.get("type") not in ("user", "assistant") or event.get("isSidechain") or event.get("isMeta"):
         return None
     message = event.get("message")
-    if not isinstance(message, dict):
+    return message if isinstance(message, dict) and (message.get("role") or event["type"]) in ("user", "assistant") else None
+
+
+def _turn(event: dict[str, Any], n: int, calls: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A turn's fields; its tool calls are remembered by id, for the results that answer them."""
+    message = _message(event)
+    if message is None:
         return None
-    role = message.get("role") or event["type"]
-    if role not in ("user", "assistant"):
-        return None
-    text = content_text(message.get("content"))
+    text, tools = content_parts(message.get("content"))
     if not text:
         return None
-    return Turn(n=n, role=role, speaker=role, time=normalize_time(event.get("timestamp")), text=text)
+    role = message.get("role") or event["type"]
+    turn = {"n": n, "role": role, "speaker": role, "time": normalize_time(event.get("timestamp")), "text": text}
+    if tools:
+        turn["tools"] = [entry for _, entry in tools]
+        calls.update({block["id"]: entry for block, entry in tools if isinstance(block.get("id"), str)})
+    return turn
 
 
-def content_text(content: Any) -> str:
-    """Text of a message: text blocks as they are, tool calls as one line, the rest skipped."""
+def content_parts(content: Any) -> tuple[str, list[tuple[dict[str, Any], dict[str, Any]]]]:
+    """Text of a message (text blocks as they are, tool calls as one line each, the rest skipped)
+    and its tool calls as (block, `tools` entry)."""
     if isinstance(content, str):
-        return content.strip()
+        return content.strip(), []
     if not isinstance(content, list):
-        return ""
-    lines = []
+        return "", []
+    lines, tools = [], []
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -140,10 +212,58 @@ def content_text(content: Any) -> str:
             lines.append(block["text"].strip())
         elif kind == "tool_use":
             lines.append(tool_line(block.get("name"), block.get("input")))
+            tools.append((block, tool_entry(block.get("name"), block.get("input"))))
         elif kind == "image":
             lines.append("[image]")
         # tool_result, thinking, redacted_thinking: skipped (bulky, or not what was said)
-    return "\n".join(lines)
+    return "\n".join(lines), tools
+
+
+def tool_entry(name: Any, tool_input: Any) -> dict[str, Any]:
+    """What a tool call worked on: `name`, and `file`, `command`, `description`, `todos` where it has them."""
+    entry: dict[str, Any] = {"name": name if isinstance(name, str) and name else "tool"}
+    given = tool_input if isinstance(tool_input, dict) else {}
+    file = next((given[k] for k in _FILE_KEYS if isinstance(given.get(k), str) and given[k].strip()), None)
+    for key, value in (("file", file), ("command", given.get("command")), ("description", given.get("description"))):
+        if isinstance(value, str) and value.strip():
+            entry[key] = _field(value)
+    todos = given.get("todos")
+    if isinstance(todos, list):
+        entry["todos"] = [{"content": _field(t["content"]), "status": str(t.get("status") or "pending")}
+                          for t in todos[:TODOS_MAX] if isinstance(t, dict) and isinstance(t.get("content"), str)]
+    return entry
+
+
+def _results(event: dict[str, Any], calls: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """What this event's tool results tell: a failed call's first words (`error`) and a Task's
+    answer (its subagent's report), each naming the call. Other results are output, not kept."""
+    message = _message(event)
+    content = message.get("content") if message is not None else None
+    out = []
+    for block in content if isinstance(content, list) else ():
+        call = calls.get(block.get("tool_use_id")) if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        said = _result_text(block.get("content")) if call is not None else ""
+        if not said.strip():
+            continue
+        named = {k: call[k] for k in ("name", "file", "command", "description") if k in call}
+        if block.get("is_error") is True:
+            out.append({**named, "error": _field(said)})
+        elif call["name"] == "Task":
+            out.append({**named, "answer": _field(said)})
+    return out
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = content if isinstance(content, list) else []
+    return "\n".join(b["text"] for b in parts if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def _field(value: str) -> str:
+    """A tool field as a turn keeps it: redacted, in one line, at most TOOL_FIELD_MAX characters."""
+    line = re.sub(r"\s+", " ", redact_secrets(clean_text(value))).strip()
+    return line if len(line) <= TOOL_FIELD_MAX else line[: TOOL_FIELD_MAX - 1].rstrip() + "…"
 
 
 def tool_line(name: Any, tool_input: Any) -> str:

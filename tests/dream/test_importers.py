@@ -20,11 +20,12 @@ from dream.cli import main
 from dream.importers import IMPORTERS, import_path, read_source, safe_session_id
 from dream.importers.base import apply_import, plan_import
 from dream.importers.chatgpt import epoch_to_iso
-from dream.importers.claude_code import TOOL_LINE_MAX, tool_line
+from dream.importers.claude_code import TOOL_LINE_MAX, read_claude_code, tool_line
 from dream.importers.locomo import evidence_targets, parse_date_time
 from dream.importers.longmemeval import parse_date
 SAMPLES = Path(__file__).resolve().parents[2] / "fixtures" / "importers"
 CC_ID = "3f6c2a0e-8d1b-4e5a-9c7d-2b1e0f4a6d93"
+CC_LATER = "5d0c9b7e-1f2a-4c3b-8e9d-0a1b2c3d4e5f"  # the same project, with a task list, a failed command and a correction
 CASES = {
     "jsonl": SAMPLES / "canonical",
     "claude-code": SAMPLES / "claude-code",
@@ -188,7 +189,8 @@ def test_longmemeval_bad_items_are_reported_and_numbers_keep_positions(tmp_path:
 def test_chatgpt_follows_current_node_and_keeps_visible_text(tmp_path: Path) -> None:
     report = import_path("chatgpt", CASES["chatgpt"], tmp_path)
     cid = "chatgpt-6650a1b2-7e3d-4c3d-9e8f-0a1b2c3d4e5f"
-    assert report.created == [cid, "chatgpt-sourdough-starter-2023-11-14"]
+    profile = "chatgpt-profile-d89350383890"  # the custom instructions, a session of their own
+    assert report.created == [cid, profile, "chatgpt-sourdough-starter-2023-11-14"]
     assert report.problems == []
     u = {"role": "user", "speaker": "user"}
     a = {"role": "assistant", "speaker": "assistant"}
@@ -204,6 +206,36 @@ def test_chatgpt_follows_current_node_and_keeps_visible_text(tmp_path: Path) -> 
     text = raw(tmp_path, cid)
     for absent in ("Fushimi", "too early", "search(", "Lisbon", "Railway Museum ..."):
         assert absent not in text  # other branch, tool call, custom instructions, tool output
+    assert raw(tmp_path, profile) == lines(
+        {"type": "session", "id": profile, "started": "2024-05-03T08:42:00+00:00", "source": "chatgpt",
+         "title": "ChatGPT custom instructions", "participants": ["user"]},
+        {"type": "turn", "n": 1, **u, "time": "2024-05-03T08:42:00+00:00", "text": "I live in Lisbon.", "kind": "about-me"},
+        {"type": "turn", "n": 2, **u, "time": "2024-05-03T08:42:00+00:00", "text": "Be brief.", "kind": "how-to-answer"},
+    )
+
+
+def test_chatgpt_custom_instructions_in_a_newer_export_lose_their_preamble_and_are_kept_once(tmp_path: Path) -> None:
+    from dream.importers.chatgpt import read_chatgpt
+
+    def conv(cid: str, when: float, profile: str) -> dict:
+        hidden = {"is_visually_hidden_from_conversation": True}
+        return {"id": cid, "title": cid, "create_time": when, "current_node": "b", "mapping": {
+            "a": {"id": "a", "parent": None, "children": ["b"], "message": {
+                "author": {"role": "user"}, "metadata": hidden, "content": {
+                    "content_type": "user_editable_context",
+                    "user_profile": "The user provided the following information about themselves.\nUser profile:\n```" + profile + "```",
+                    "user_instructions": ""}}},
+            "b": {"id": "b", "parent": "a", "children": [], "message": {
+                "author": {"role": "user"}, "create_time": when, "content": {"content_type": "text", "parts": ["Hello"]}}}}}
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([conv("c2", 1_700_100_000, "I am Dain."), conv("c1", 1_700_000_000, "I am Dain."),
+                                  conv("c3", 1_700_200_000, "I am Dain, in Berlin now.")]), encoding="utf-8")
+    profiles = [s for s in read_chatgpt(export).sessions if s.id.startswith("chatgpt-profile-")]
+    assert [(s.header.started, [t.text for t in s.turns]) for s in profiles] == [
+        ("2023-11-14T22:13:20+00:00", ["I am Dain."]),  # the earliest conversation that carries it
+        ("2023-11-17T05:46:40+00:00", ["I am Dain, in Berlin now."]),
+    ]
 
 
 def test_chatgpt_file_path_and_missing_current_node(tmp_path: Path, make_tree) -> None:
@@ -230,9 +262,9 @@ def test_epoch_to_iso() -> None:
 # --- Claude Code -----------------------------------------------------------------------------
 
 
-def test_claude_code_keeps_text_and_tool_lines_skips_sidechains(tmp_path: Path) -> None:
+def test_claude_code_keeps_text_and_tool_calls_skips_sidechains(tmp_path: Path) -> None:
     report = import_path("claude-code", CASES["claude-code"], tmp_path)
-    assert report.created == [CC_ID]  # agent-*.jsonl holds only sidechain events: nothing to import
+    assert report.created == [CC_ID, CC_LATER]  # agent-*.jsonl holds only sidechain events: nothing to import
     assert report.problems == []
     u = {"role": "user", "speaker": "user"}
     a = {"role": "assistant", "speaker": "assistant"}
@@ -246,18 +278,68 @@ def test_claude_code_keeps_text_and_tool_lines_skips_sidechains(tmp_path: Path) 
         {"type": "turn", "n": 1, **u, "time": "2026-01-20T11:57:20+00:00",
          "text": "The date parser tests fail since yesterday, can you look?"},
         {"type": "turn", "n": 2, **a, "time": "2026-01-20T11:57:24+00:00", "text": "Let me run the tests first."},
-        {"type": "turn", "n": 3, **a, "time": "2026-01-20T11:57:25+00:00", "text": "[tool: Bash — pytest tests/test_dates.py -x -q]"},
-        {"type": "turn", "n": 4, **a, "time": "2026-01-20T11:57:31+00:00", "text": "[tool: Task — Find the date parsing code]"},
+        {"type": "turn", "n": 3, **a, "time": "2026-01-20T11:57:25+00:00", "text": "[tool: Bash — pytest tests/test_dates.py -x -q]",
+         "tools": [{"name": "Bash", "command": "pytest tests/test_dates.py -x -q", "description": "Run the date tests"}]},
+        {"type": "turn", "n": 4, **a, "time": "2026-01-20T11:57:31+00:00", "text": "[tool: Task — Find the date parsing code]",
+         "tools": [{"name": "Task", "description": "Find the date parsing code"}]},
         {"type": "turn", "n": 5, **a, "time": "2026-01-20T11:57:50+00:00",
-         "text": "parse_iso drops the Z suffix. I'll fix it.\n[tool: Edit — /home/ana/proj/dates.py]"},
-        {"type": "turn", "n": 6, **a, "time": "2026-01-20T11:57:55+00:00", "text": long_bash},
+         "text": "parse_iso drops the Z suffix. I'll fix it.\n[tool: Edit — /home/ana/proj/dates.py]",
+         "tools": [{"name": "Edit", "file": "/home/ana/proj/dates.py"}],
+         "results": [{"name": "Task", "description": "Find the date parsing code", "answer": "It is parse_iso in proj/dates.py."}]},
+        {"type": "turn", "n": 6, **a, "time": "2026-01-20T11:57:55+00:00", "text": long_bash, "tools": [{
+            "name": "Bash",
+            "command": "cd /home/ana/proj && python -m pytest tests/test_dates.py tests/test_times.py tests/test_zones.py --maxfail=1 -q && git diff --stat",
+            "description": "Run all date, time and zone tests"}]},
         {"type": "turn", "n": 7, **a, "time": "2026-01-20T11:58:05+00:00", "text": "All 14 tests pass now."},
         {"type": "turn", "n": 8, **u, "time": "2026-01-20T11:58:30+00:00",
          "text": "Great, thanks! Please remember I prefer pytest -q."},
     )
     text = raw(tmp_path, CC_ID)
-    for absent in ("Caveat", "debug tests", "It is parse_iso", "14 passed", "has been updated"):
-        assert absent not in text  # meta, thinking, sidechain, tool results
+    for absent in ("Caveat", "debug tests", "14 passed", "has been updated"):
+        assert absent not in text  # meta, thinking, tool results that did not fail
+    said = "".join(json.loads(line)["text"] for line in text.splitlines()[1:])
+    assert "It is parse_iso" not in said  # the subagent's report: a Task's result, not speech
+
+
+def test_claude_code_tool_calls_keep_their_task_list_and_a_failure_s_first_words(tmp_path: Path) -> None:
+    import_path("claude-code", CASES["claude-code"], tmp_path)
+    turns = [json.loads(line) for line in raw(tmp_path, CC_LATER).splitlines()[1:]]
+    tools = {t["n"]: t["tools"] for t in turns if "tools" in t}
+    assert tools[6] == [{"name": "Bash", "command": "python -m pytest -q tests/test_zones.py", "description": "Run the zone tests"}]
+    # A result is read after its call, so the next turn carries it: a session imported while it is
+    # written gets the same turns as one imported when it is done.
+    assert turns[6]["results"] == [{"name": "Bash", "command": "python -m pytest -q tests/test_zones.py", "description": "Run the zone tests",
+                                    "error": "ModuleNotFoundError: No module named 'pytz'"}]
+    assert tools[7][1] == {"name": "TodoWrite", "todos": [{"content": "Accept +HH:MM offsets in parse_zone", "status": "completed"},
+                                                          {"content": "Add a test for +09:00", "status": "pending"}]}
+    assert all("Todos have been modified" not in t["text"] for t in turns)  # results are not turns
+
+
+def test_a_summary_line_titles_the_session_whose_message_it_names_whichever_file_it_is_in(tmp_path: Path, make_tree) -> None:
+    def said(sid: str, uuid: str, text: str) -> str:
+        return json.dumps({"type": "user", "sessionId": sid, "uuid": uuid, "timestamp": "2026-01-01T00:00:00Z",
+                           "message": {"role": "user", "content": text}}) + "\n"
+
+    def summary(text: str, leaf: str) -> str:
+        return json.dumps({"type": "summary", "summary": text, "leafUuid": leaf}) + "\n"
+
+    src = make_tree(name="proj", files={  # b resumed a: Claude Code wrote a's summary at the top of b's file
+        "a.jsonl": said("a", "a-1", "Fix the parser."),
+        "b.jsonl": summary("Parser fix", "a-1") + summary("Zone offsets", "b-1") + said("b", "b-1", "Now the offsets."),
+        "c.jsonl": summary("Untracked title", "gone-9") + said("c", "c-1", "Hello."),
+    })
+    titles = {s.id: s.header.title for s in read_claude_code(src).sessions}
+    assert titles == {"a": "Parser fix", "b": "Zone offsets", "c": "Untracked title"}
+
+
+def test_a_secret_in_a_tool_command_is_redacted_in_the_turn_s_tools(tmp_path: Path, make_tree) -> None:
+    key = "sk-ant-api03-" + "x7Kq2" * 18
+    event = {"type": "assistant", "sessionId": "s-1", "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": f"curl -H 'x-api-key: {key}' https://api.example.com"}}]}}
+    src = make_tree(name="proj", files={"a.jsonl": json.dumps(event) + "\n"})
+    import_path("claude-code", src, tmp_path / "brain")
+    text = (tmp_path / "brain" / "sessions" / "raw" / "s-1.jsonl").read_text(encoding="utf-8")
+    assert key not in text and key[:20] not in text and "[REDACTED:" in json.loads(text.splitlines()[1])["tools"][0]["command"]
 
 
 @pytest.mark.parametrize(
@@ -546,7 +628,7 @@ def test_a_chatgpt_file_holding_one_conversation_object_is_imported(tmp_path: Pa
     brain = tmp_path / "memory"
     brain.mkdir()
     report = import_path("chatgpt", one, brain)
-    assert len(report.created) == 1 and report.problems == []
+    assert len(report.created) == 2 and report.problems == []  # the conversation and its custom instructions
     wrong = tmp_path / "wrong.json"
     wrong.write_text('"just a string"', encoding="utf-8")
     bad = import_path("chatgpt", wrong, brain)
