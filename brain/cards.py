@@ -25,6 +25,8 @@ AGE_LIMITS: dict[str, int] = {
     "decision": 365,
     "correction": 2 * 365,
     "learning": 3 * 365,
+    "task": 30,  # a project's open tasks: a month later, ask before trusting the list
+    "command": 365,
 }
 DEFAULT_AGE_LIMIT = 365
 TRUNCATED = " …[truncated]"

@@ -15,6 +15,7 @@ from brain.citations import CitationError, CitationTarget
 from brain.errors import BrainError, NotFoundError
 from brain.model import Model
 from brain.page import Page
+from brain.sessions import turn_evidence
 from brain.view import BrainView
 
 
@@ -69,7 +70,7 @@ def _items(view: BrainView, target: CitationTarget) -> list[EvidenceItem]:
         return [
             EvidenceItem(
                 label=f"session:{target.ref}#t{t.n} {t.speaker or t.role}" + (f" {t.time}" if t.time else ""),
-                text=t.text,
+                text=turn_evidence(t),
                 turn=t.n,
                 speaker=t.speaker or t.role,
                 time=t.time,

@@ -174,3 +174,23 @@ def render_session(session: Session) -> str:
 
 def _dump(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def turn_evidence(turn: Turn) -> str:
+    """A turn as a citation shows it: its text, then what a coding agent's tool calls in it worked
+    on (`tools`) and the results it carries (`results`), redacted like the text."""
+    extra = turn.model_extra or {}
+    lines = []
+    for tool in (t for t in extra.get("tools") or () if isinstance(t, dict)):
+        todos = [t for t in tool.get("todos") or () if isinstance(t, dict)]
+        if todos:
+            lines.append("[tasks: " + "; ".join(f"{t.get('content')} ({t.get('status')})" for t in todos) + "]")
+        if isinstance(tool.get("command"), str) and tool["command"] not in turn.text:
+            lines.append(f"[command: {tool['command']}]")
+    for result in (r for r in extra.get("results") or () if isinstance(r, dict)):
+        call = " ".join(str(result[k]) for k in ("name", "command") if result.get(k))
+        if result.get("error"):
+            lines.append(f"[tool result: {call} failed: {result['error']}]")
+        elif result.get("answer"):
+            lines.append(f"[tool result: {call}: {result['answer']}]")
+    return "\n".join([turn.text, redact_secrets("\n".join(lines))]) if lines else turn.text

@@ -16,7 +16,7 @@ from brain.citations import CitationError, CitationTarget
 from brain.errors import PageError
 from brain.page import Page, parse_page
 from brain.render import index_line, session_index_line
-from brain.sessions import Session, SessionProblem, parse_session
+from brain.sessions import Session, SessionProblem, parse_session, turn_evidence
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, text_if_exists, under
 
@@ -257,7 +257,7 @@ class BrainView:
                 if turn is not None:
                     who = turn.speaker or turn.role
                     when = f" {turn.time}" if turn.time else ""
-                    out.append((f"session:{target.ref}#t{n} {who}{when}", turn.text))
+                    out.append((f"session:{target.ref}#t{n} {who}{when}", turn_evidence(turn)))
             return out
         if target.kind == "source":
             rec = self.source_records.get(target.ref)

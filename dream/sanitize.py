@@ -47,8 +47,39 @@ def sanitize_session(session: Session, instructions: Instructions) -> tuple[Sess
             # Placeholders stand on lines of their own, so no sentence absorbs them; the rest keeps
             # its lines and paragraphs ("Note" above "See the guide" is no name "Note See").
             new_text = _AROUND_PLACEHOLDER_RE.sub(r"\n\1\n", new_text).strip()
-        turns.append(turn if new_text == turn.text else turn.model_copy(update={"text": new_text}))
+        update = {"text": new_text} if new_text != turn.text else {}
+        for key in ("tools", "results"):
+            if (turn.model_extra or {}).get(key):
+                update[key] = _clean_tools(turn.model_extra[key], report)
+        turns.append(turn.model_copy(update=update) if update else turn)
     return session.model_copy(update={"turns": turns}), report
+
+
+def _clean_tools(tools: object, report: SanitizeReport) -> list[dict]:
+    """A turn's tool calls as a backend may read them: redacted, a field with a planted instruction
+    dropped (the importer redacts too; a canonical file's `tools` come from anyone)."""
+    out = []
+    for tool in tools if isinstance(tools, list) else ():
+        if not isinstance(tool, dict):
+            continue
+        kept = {}
+        for key, value in tool.items():
+            if key == "todos" and isinstance(value, list):
+                value = [{**t, "content": _clean_field(str(t.get("content", "")), report)} for t in value if isinstance(t, dict)]
+                kept[key] = [t for t in value if t["content"]]
+            elif isinstance(value, str) and (value := _clean_field(value, report)):
+                kept[key] = value
+        out.append(kept)
+    return out
+
+
+def _clean_field(value: str, report: SanitizeReport) -> str:
+    redacted = clean_turn_text(value)
+    report.secrets += redacted.count("[REDACTED:") - value.count("[REDACTED:")
+    if injection_spans(redacted):
+        report.injections += 1
+        return ""
+    return redacted
 
 
 def strip_agent_markup(text: str) -> str:

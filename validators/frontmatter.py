@@ -23,7 +23,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "summary": ("id", "title", "type", "started", "turns"),
     "note": ("title", "type", "kind", "topic", "confidence", "observed"),
 }
-NOTE_KINDS = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning")
+NOTE_KINDS = ("preference", "identity", "relationship", "project", "event", "decision", "correction", "learning", "task", "command")
 KIND_TYPE = {"summary": "session", "note": "note"}
 KIND_WHERE = {"page": "a page", "summary": "a session summary", "note": "a note"}
 _TEXT_KEYS = ("title", "type", "summary", "id", "kind", "topic")

@@ -20,7 +20,7 @@ from brain.sessions import Session
 #: Checked before every request a network backend sends; `dream replay` and the tests turn it off.
 ALLOW_NETWORK = True
 
-FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
+FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning", "task", "command"]
 PageType = Literal["person", "organization", "place", "project", "concept", "preference", "learning", "event"]
 #: A page's sections for current facts, in page order, and the kinds each holds; only the Timeline
 #: is dated by when things happened (the others by when they were said).
@@ -31,6 +31,8 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Projects", ("project",)),
     ("Decisions", ("decision",)),
     ("Learnings", ("learning",)),
+    ("Open tasks", ("task",)),
+    ("Commands", ("command",)),
     ("Timeline", ("event",)),
 )
 SECTION_OF_KIND: dict[str, str] = {kind: heading for heading, kinds in SECTIONS for kind in kinds}

@@ -138,6 +138,8 @@ def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]
     if req.type == "person":  # "Melanie's kids are excited" does not define Melanie
         defining = []
     roles = [f for f in req.current if f.slot in ("employer", "home")]
+    if req.type == "project":  # a coding project's latest request says what it is about now
+        roles += sorted((f for f in req.current if f.kind == "event" and f.statement.startswith("Asked: ")), key=lambda f: f.observed)
     for pool, index in ((own, 0), (roles, -1), (defining, 0)):
         if pool:
             return _short(pool[index].statement)

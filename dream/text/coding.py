@@ -76,3 +76,98 @@ def outcome(session: Session) -> tuple[str, Turn] | None:
 
 
 _MARKDOWN_LEAD_RE = re.compile(r"^(?:#+\s*|[-*>]\s+|\d+[.)]\s+)+")
+
+
+def tools_of(turn: Turn, key: str = "tools") -> list[dict]:
+    """The turn's tool calls (`tools`) or the results it carries (`results`), as the importer recorded them."""
+    found = (turn.model_extra or {}).get(key)
+    return [t for t in found if isinstance(t, dict)] if isinstance(found, list) else []
+
+
+def open_tasks(session: Session, first_turn: int = 1) -> tuple[list[str], Turn] | None:
+    """The agent's task list as the session last wrote it (TodoWrite): the items not completed,
+    and the turn that wrote it; None when the session kept no list."""
+    for turn in reversed(session.turns):
+        if turn.n < first_turn:
+            return None
+        lists = [t["todos"] for t in tools_of(turn) if t.get("name") == "TodoWrite" and isinstance(t.get("todos"), list)]
+        if lists:
+            return [str(t.get("content")) for t in lists[-1] if isinstance(t, dict) and t.get("status") != "completed"], turn
+    return None
+
+
+def tasks_line(items: list[str]) -> str:
+    return clean_statement("; ".join(items)) if items else "All tasks completed."
+
+
+#: A command that builds, tests or checks a project (the first word of a shell command, or the module run).
+_BUILD_TEST_RE = re.compile(
+    r"^(?:(?:uv run|poetry run|python3?(?:\.\d+)?(?: -m)?|npx|bunx)\s+)?"
+    r"(?:pytest|tox|nox|make|ruff|mypy|pyright|cargo (?:build|test|check|clippy)|go (?:build|test|vet)"
+    r"|(?:npm|pnpm|yarn|bun) (?:test|run \S+|build|ci)|uv (?:sync|build|pip install)|pip install|mvn|gradle|\./gradlew|just"
+    r"|cmake|ctest|dotnet (?:build|test)|jest|vitest|eslint|tsc)\b")
+_CD_PREFIX_RE = re.compile(r"^cd \S+ && ")
+COMMAND_CHARS = 100
+
+
+def build_commands(session: Session, first_turn: int = 1) -> list[tuple[str, Turn]]:
+    """The distinct commands that built or tested the project, in order, each with its first turn."""
+    out: dict[str, Turn] = {}
+    for turn in session.turns:
+        if turn.n < first_turn:
+            continue
+        for tool in tools_of(turn):
+            command = _CD_PREFIX_RE.sub("", str(tool.get("command") or "")).strip()
+            if tool.get("name") == "Bash" and len(command) <= COMMAND_CHARS and _BUILD_TEST_RE.match(command) and "`" not in command:
+                out.setdefault(command, turn)
+    return list(out.items())
+
+
+def errors_met(session: Session, first_turn: int = 1) -> list[tuple[str, list[Turn]]]:
+    """Each failed tool call with what the agent said next: (statement, the turns that show both)."""
+    out = []
+    for i, turn in enumerate(session.turns):
+        if turn.n < first_turn:
+            continue
+        for result in tools_of(turn, "results"):
+            error = str(result.get("error") or "").strip()
+            if not error:
+                continue
+            command = str(result.get("command") or "")
+            what = f"`{command}`" if command and len(command) <= COMMAND_CHARS and "`" not in command else str(result.get("name") or "A tool")
+            first = (sentences(error) or [error])[0].rstrip(".")
+            said = next(((t, s) for t in session.turns[i:] if t.role == "assistant" and (s := _said(t))), None)
+            then = f" Then: {said[1]}" if said else ""
+            out.append((clean_statement(f"{what} failed: {first}.{then}", 2 * REQUEST_CHARS), [turn, said[0]] if said and said[0] is not turn else [turn]))
+    return out
+
+
+def _said(turn: Turn) -> str:
+    """The turn's first sentence of its own words (its tool lines aside)."""
+    words = sentences(_TOOL_LINE_RE.sub("", turn.text).strip())
+    return words[0] if words else ""
+
+
+#: How a user corrects the agent ("No, use X", "That's wrong: …") and states a rule for the work.
+_CORRECTION_RE = re.compile(r"^(?:no|nope|wrong|that'?s (?:not right|wrong)|that is (?:not right|wrong)|not like that)\b[\s,.:;!—-]*", re.I)
+_RULE_RE = re.compile(
+    r"^(?:please\s+)?(?:keep (?:it|this|the|them|everything)\b|no new\b|don'?t\b|do not\b|never\b|always\b|only use\b|stick to\b"
+    r"|make sure\b|avoid\b|use \S+ (?:instead|rather)\b)|\b(?:must not|mustn'?t|should not|shouldn'?t|no new dependenc)", re.I)
+RULE_CHARS = 160
+
+
+def stated_rules(session: Session, first_turn: int = 1) -> list[tuple[str, str, Turn]]:
+    """(kind, statement, turn) for what the user told the agent to do or not do: a correction of
+    the agent ("No, don't use pytz: use zoneinfo") is a learning, a rule ("no new dependencies")
+    a decision. The user's own words, without the "No," that answered the agent."""
+    out = []
+    for turn in session.turns:
+        if turn.n < first_turn or turn.role != "user" or _NOT_A_REQUEST_RE.match(turn.text.strip()):
+            continue
+        for i, sentence in enumerate(sentences(turn.text)):
+            corrected = i == 0 and _CORRECTION_RE.match(sentence)
+            said = sentence[corrected.end():] if corrected else sentence
+            if not said or len(said) > RULE_CHARS or "\n" in said or not (corrected or _RULE_RE.search(said)):
+                continue
+            out.append(("learning" if corrected else "decision", clean_statement(said[0].upper() + said[1:]), turn))
+    return out

@@ -94,7 +94,7 @@ CASES = [
     ]),
     ("note-kind", {N: NOTE.replace("kind: preference", "kind: preferenc")}, [
         f"{N}:4: F007 note kind 'preferenc' is unknown (did you mean 'preference'?); use one of preference, identity, "
-        "relationship, project, event, decision, correction, learning",
+        "relationship, project, event, decision, correction, learning, task, command",
     ]),
     ("confidence-range", {N: NOTE.replace("confidence: 0.9", "confidence: 1.5")}, [
         f"{N}:6: F008 confidence 1.5 must be a number from 0 to 1, e.g. 0.8",
