@@ -47,9 +47,10 @@ from dream.backends.base import (
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
 from dream.backends.errors import BackendOutputError, BudgetReached, NetworkDisabledError, retry_wait
 from dream.bundled import bundled
-from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, call_over_budget, cost
+from dream.calls import CallLog, CallRecord, CallUsage, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions
 from dream.sanitize import sanitize_session
+from dream.settings import LLMOptions
 
 SKILL = bundled("skills") / "dream" / "SKILL.md"
 #: Turns shown before a grown session's first new turn, as context for pronouns.
@@ -174,20 +175,10 @@ class LLMBackend(ModelBackend):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        retries: int = 2,
-        max_wait: float = 60.0,
-        max_output_tokens: int = 4096,
-        price: Price | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.model = model
-        self.retries, self.max_wait, self.max_output_tokens = retries, max_wait, max_output_tokens
-        self.price, self._sleep = price, sleep
-        self._usage = Usage(cost_usd=0.0 if price else None)
+    def __init__(self, model: str, options: LLMOptions, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.model, self.options, self._sleep = model, options, sleep
+        self.price = price_for(model, options.price_in, options.price_out)
+        self._usage = Usage(cost_usd=0.0 if self.price else None)
         self._budget: tuple[int | None, float | None] = (None, None)
         self._log: CallLog | None = None
         self._recorder = None
@@ -219,7 +210,8 @@ class LLMBackend(ModelBackend):
         return render("eval_system.j2")
 
     def max_tokens_for(self, task: str) -> int:
-        return min(self.max_output_tokens, EVAL_MAX_TOKENS) if task in EVAL_TASKS else self.max_output_tokens
+        most = self.options.max_output_tokens
+        return min(most, EVAL_MAX_TOKENS) if task in EVAL_TASKS else most
 
     def usage(self) -> Usage:
         return self._usage
@@ -336,7 +328,7 @@ class LLMBackend(ModelBackend):
                 completion = self._complete(prompt)
             except BackendError as exc:
                 self._note((prompt.task, unit, key), (attempt, retry), started, exc)
-                wait = retry_wait(exc, retry, self.retries, self.max_wait)
+                wait = retry_wait(exc, retry, self.options.retries, self.options.max_wait)
                 if wait is None:
                     if self._recorder is not None:
                         self._recorder.add(prompt, key, unit, error=exc)
