@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from dream.backends.base import BackendError, ModelBackend
+from dream.backends.base import BackendError, ModelBackend, NeedsKeyError
 
 
 class UnknownBackendError(BackendError):
@@ -29,7 +29,6 @@ def get_backend(name: str, options=None) -> ModelBackend:
         options = options or LLMOptions()
     if name == "anthropic":
         from dream.backends.anthropic import build
-        from dream.backends.errors import NeedsKeyError
 
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key:

@@ -14,7 +14,7 @@ import functools
 import json
 from typing import Any, ClassVar
 
-from dream.backends.errors import (
+from dream.backends.base import (
     BackendHTTPError,
     BackendRateLimited,
     BackendTimeout,

@@ -30,11 +30,14 @@ from dream.backends.base import (
     AnswerDraft,
     AnswerRequest,
     BackendError,
+    BackendOutputError,
+    BudgetReached,
     ExtractRequest,
     FactBatch,
     JudgeRequest,
     Judgement,
     ModelBackend,
+    NetworkDisabledError,
     PageDraft,
     RunContext,
     SessionSummary,
@@ -43,9 +46,9 @@ from dream.backends.base import (
     Verdict,
     VerifyRequest,
     WritePageRequest,
+    retry_wait,
 )
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
-from dream.backends.errors import BackendOutputError, BudgetReached, NetworkDisabledError, retry_wait
 from dream.bundled import bundled
 from dream.calls import CallLog, CallRecord, CallUsage, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions

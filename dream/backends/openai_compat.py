@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from typing import Any, ClassVar
 
-from dream.backends.errors import (
+from dream.backends.base import (
     BackendHTTPError,
     BackendRateLimited,
     BackendTimeout,

@@ -11,7 +11,7 @@ from brain.errors import BrainError
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends import base
 from dream.backends.base import SummarizeRequest, Usage
-from dream.backends.errors import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
+from dream.backends.base import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.backends.openai_compat import parse_json_object
 from dream.calls import CallUsage, cost, over_budget, price_for
