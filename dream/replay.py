@@ -25,9 +25,8 @@ import dream.backends.base as backend_base
 from dream.backends.base import BackendError
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.calls import CallUsage
-from dream.record import RecordMeta, _git, load_meta
+from dream.record import RECORD_DIR, RecordMeta, _git, load_meta
 from dream.settings import LLMOptions
-from dream.backends.recording import RECORD_DIR
 
 
 class ReplayMissError(BackendError):

@@ -52,6 +52,7 @@ from dream.backends.answers import check_answer, check_facts, check_page, check_
 from dream.bundled import bundled
 from dream.calls import CallLog, CallRecord, CallUsage, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions
+from dream.record import Recorder
 from dream.sanitize import sanitize_session
 from dream.settings import LLMOptions
 
@@ -197,8 +198,6 @@ class LLMBackend(ModelBackend):
         self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
         self._instructions = parse_instructions(ctx.instructions)
         if ctx.record:
-            from dream.backends.recording import Recorder
-
             self._recorder = Recorder(ctx.run_dir)
 
     @property
