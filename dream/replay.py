@@ -22,9 +22,8 @@ from brain import layout
 from brain.errors import BrainError
 from brain.model import Model, empty_list
 import dream.backends.base as backend_base
-from dream.backends.base import BackendError
+from dream.backends.base import BackendError, CallUsage
 from dream.backends.llm import Completion, LLMBackend, Prompt
-from dream.calls import CallUsage
 from dream.record import RECORD_DIR, RecordMeta, _git, load_meta
 from dream.settings import LLMOptions
 

@@ -19,12 +19,12 @@ from dream.backends.base import (
     BackendRateLimited,
     BackendTimeout,
     BackendUnavailable,
+    CallUsage,
     NeedsKeyError,
     parse_retry_after,
     scrub,
 )
 from dream.backends.llm import DESCRIPTIONS, TASKS, Completion, LLMBackend, Prompt, render, schema
-from dream.calls import CallUsage
 from dream.settings import LLMOptions
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # not on the SDK's deprecation list (claude-sonnet-4-5 is)

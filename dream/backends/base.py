@@ -302,11 +302,16 @@ class Judgement(_Model):
     reason: str  # one short sentence
 
 
-class Usage(_Model):
+class CallUsage(_Model):
     input_tokens: int = 0  # all input, cache reads and writes included
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+
+class Usage(CallUsage):
+    """The tokens of a run's calls so far, their cost and how many there were."""
+
     cost_usd: float | None = 0.0  # None: the model has no known price
     calls: int = 0
 

@@ -32,6 +32,7 @@ from dream.backends.base import (
     BackendError,
     BackendOutputError,
     BudgetReached,
+    CallUsage,
     ExtractRequest,
     FactBatch,
     JudgeRequest,
@@ -50,7 +51,7 @@ from dream.backends.base import (
 )
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
 from dream.bundled import bundled
-from dream.calls import CallLog, CallRecord, CallUsage, add_usage, call_over_budget, cost, price_for
+from dream.calls import CallLog, CallRecord, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions
 from dream.record import Recorder
 from dream.sanitize import sanitize_session

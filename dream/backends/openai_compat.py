@@ -21,12 +21,12 @@ from dream.backends.base import (
     BackendRateLimited,
     BackendTimeout,
     BackendUnavailable,
+    CallUsage,
     NeedsKeyError,
     parse_retry_after,
     scrub,
 )
 from dream.backends.llm import Completion, LLMBackend, Prompt, render, schema
-from dream.calls import CallUsage
 from dream.settings import LLMOptions
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

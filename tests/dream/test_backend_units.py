@@ -10,11 +10,11 @@ import pytest
 from brain.errors import BrainError
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends import base
-from dream.backends.base import SummarizeRequest, Usage
+from dream.backends.base import CallUsage, SummarizeRequest, Usage
 from dream.backends.base import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.backends.openai_compat import parse_json_object
-from dream.calls import CallUsage, cost, over_budget, price_for
+from dream.calls import cost, over_budget, price_for
 from dream.claims import remove_claims
 from dream.settings import LLMOptions, RunFlags, choose_backend, load_settings
 
