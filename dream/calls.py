@@ -8,6 +8,7 @@ logged here (they go to the record, `dream run --record`), and no header is: the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ConfigDict
 
@@ -109,13 +110,11 @@ class CallLog:
         self.path.write_text("", encoding="utf-8")
         self.seq = 0
 
-    def append(self, record: CallRecord) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(record.model_dump_json() + "\n")
-
-    def next_seq(self) -> int:
+    def append(self, **fields: Any) -> None:
+        """One CallRecord of `fields`, numbered in the order of the run's calls."""
         self.seq += 1
-        return self.seq
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(CallRecord(seq=self.seq, **fields).model_dump_json() + "\n")
 
 
 def call_over_budget(usage: Usage, price: "Price | None", worst: CallUsage, max_tokens: int | None,

@@ -51,7 +51,7 @@ from dream.backends.base import (
 )
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
 from dream.bundled import bundled
-from dream.calls import CallLog, CallRecord, add_usage, call_over_budget, cost, price_for
+from dream.calls import CallLog, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions
 from dream.record import Recorder
 from dream.sanitize import sanitize_session
@@ -354,13 +354,11 @@ class LLMBackend(ModelBackend):
         if self._log is None:
             return
         self._log.append(
-            CallRecord(
-                seq=self._log.next_seq(), task=call[0], unit=call[1], backend=self.name, model=self.model or "",
-                input_hash=call[2], attempt=tries[0], retry=tries[1], usage=usage or CallUsage(), cost_usd=call_cost,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                error=f"{type(error).__name__}: {error}" if error is not None else None,
-                replayed=not self.needs_network,
-            )
+            task=call[0], unit=call[1], backend=self.name, model=self.model or "",
+            input_hash=call[2], attempt=tries[0], retry=tries[1], usage=usage or CallUsage(), cost_usd=call_cost,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=f"{type(error).__name__}: {error}" if error is not None else None,
+            replayed=not self.needs_network,
         )
 
     @abstractmethod

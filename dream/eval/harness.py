@@ -205,8 +205,8 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
     from brain.context import ContextBuilder, ContextOptions, render_packet
     from brain.search import Searcher
 
-    budgets, embedder = options.budgets, options.embedder
-    searcher = Searcher.open(root, embedder=embedder)
+    budgets = options.budgets
+    searcher = Searcher.open(root, embedder=options.embedder)
     builder = ContextBuilder(root, searcher)
     bm25 = TurnBM25(root)
     turn_text = {c.ref: c.text for c in bm25.turns}
