@@ -25,6 +25,7 @@ from brain.sessions import Session
 ALLOW_NETWORK = True
 
 FactKind = Literal["preference", "identity", "relationship", "project", "event", "decision", "correction", "learning"]
+VerdictLabel = Literal["supported", "unsupported", "contradicted"]
 PageType = Literal["person", "organization", "place", "project", "concept", "preference", "learning", "event"]
 #: A page's sections for current facts, in page order, and the kinds each holds; only the Timeline
 #: is dated by when things happened (the others by when they were said).
@@ -274,9 +275,20 @@ class VerifyRequest(_Model):
 
 
 class Verdict(_Model):
-    label: Literal["supported", "unsupported", "contradicted"]
+    label: VerdictLabel
     score: float
     reason: str
+
+
+# A network backend's verdicts on the claims of one verify call (no docstrings: they would be in the schema).
+class ClaimJudgement(_Model):
+    n: int
+    label: VerdictLabel
+    reason: str
+
+
+class ClaimVerdicts(_Model):
+    verdicts: list[ClaimJudgement]
 
 
 class AnswerRequest(_Model):

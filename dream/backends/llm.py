@@ -17,12 +17,11 @@ import re
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, Callable, ClassVar
 
 import jinja2
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from brain.model import Model
 from brain.sessions import Session, SessionHeader, Turn
 from brain.tokens import estimate_tokens
 import dream.backends.base as backend_base
@@ -32,6 +31,7 @@ from dream.backends.base import (
     BackendError,
     BackendOutputError,
     BudgetReached,
+    ClaimVerdicts,
     CallUsage,
     ExtractRequest,
     FactBatch,
@@ -63,18 +63,6 @@ CONTEXT_TURNS = 2
 #: Claims judged in one verify call.
 VERIFY_BATCH = 40
 _INDEX_SLUG_RE = re.compile(r"^- \[\[([^\]|#]+)", re.M)
-
-
-class ClaimJudgement(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    n: int
-    label: Literal["supported", "unsupported", "contradicted"]
-    reason: str
-
-
-class ClaimVerdicts(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    verdicts: list[ClaimJudgement]
 
 
 #: Task → the model of its answer. Every request carries all four schemas in this order (a stable prefix).
@@ -258,8 +246,6 @@ class LLMBackend(ModelBackend):
         return out
 
     def _verify_batch(self, reqs: list[VerifyRequest]) -> list[Verdict]:
-        if not reqs:
-            return []
         claims = [{"n": i, "claim": r.claim, "evidence": self._clean(r.evidence)} for i, r in enumerate(reqs, 1)]
         user = render("verify.j2", claims=claims, context=reqs[0].context, answer=self.answer_line("verify"))
         unit = _first_line(reqs[0].context) or reqs[0].claim[:60]
