@@ -8,19 +8,12 @@ logged here (they go to the record, `dream run --record`), and no header is: the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ConfigDict
 
 from brain.model import Model
-from dream.backends.base import Usage
-
-
-class CallUsage(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    input_tokens: int = 0  # all input tokens, cache reads and writes included
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+from dream.backends.base import CallUsage, Usage
 
 
 class CallRecord(Model):
@@ -83,8 +76,8 @@ PRICES: dict[str, Price] = {
 
 def price_for(model: str, price_in: float | None = None, price_out: float | None = None) -> Price | None:
     """The price of `model`: brain.toml's override, else the table; None when unknown."""
-    if price_in is not None and price_out is not None:
-        return Price(input=price_in, output=price_out, cache_read=price_in * 0.1, cache_write=price_in * 1.25)
+    if price_in is not None and price_out is not None:  # cache reads and writes priced as Anthropic's
+        return _anthropic(price_in, price_out)
     matches = [key for key in PRICES if model.startswith(key)]
     return PRICES[max(matches, key=len)] if matches else None
 
@@ -103,14 +96,9 @@ def cost(price: Price | None, usage: CallUsage) -> float | None:
 
 
 def add_usage(total: Usage, call: CallUsage, call_cost: float | None) -> Usage:
-    return Usage(
-        input_tokens=total.input_tokens + call.input_tokens,
-        output_tokens=total.output_tokens + call.output_tokens,
-        cache_read_tokens=total.cache_read_tokens + call.cache_read_tokens,
-        cache_write_tokens=total.cache_write_tokens + call.cache_write_tokens,
-        cost_usd=None if total.cost_usd is None or call_cost is None else round(total.cost_usd + call_cost, 6),
-        calls=total.calls + 1,
-    )
+    tokens = {name: getattr(total, name) + getattr(call, name) for name in CallUsage.model_fields}
+    cost_usd = None if total.cost_usd is None or call_cost is None else round(total.cost_usd + call_cost, 6)
+    return Usage(**tokens, cost_usd=cost_usd, calls=total.calls + 1)
 
 
 class CallLog:
@@ -122,13 +110,11 @@ class CallLog:
         self.path.write_text("", encoding="utf-8")
         self.seq = 0
 
-    def append(self, record: CallRecord) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(record.model_dump_json() + "\n")
-
-    def next_seq(self) -> int:
+    def append(self, **fields: Any) -> None:
+        """One CallRecord of `fields`, numbered in the order of the run's calls."""
         self.seq += 1
-        return self.seq
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(CallRecord(seq=self.seq, **fields).model_dump_json() + "\n")
 
 
 def call_over_budget(usage: Usage, price: "Price | None", worst: CallUsage, max_tokens: int | None,

@@ -11,22 +11,12 @@ from __future__ import annotations
 import re
 
 from brain import layout
-from brain.page import render_page
-from brain.page import parse_page
+from brain.page import parse_page, render_page
 from brain.errors import PageError
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
-
-
-def _page_or_none(text: str | None, path: str):
-    if text is None:
-        return None
-    try:
-        return parse_page(text, path)
-    except PageError:
-        return None
 
 
 def _group(path: str) -> tuple[str, str | None]:
@@ -99,8 +89,11 @@ def remove_claims(text: str, path: str, claims: list[str]) -> str | None:
                 lines[i] = indent + rest if rest else None  # type: ignore[call-overload]
                 break
         lines = [ln for ln in lines if ln is not None]
-    page = _page_or_none(_drop_empty_sections("\n".join(lines)), path)
-    if page is None or not _CITE_RE.search(page.body):
+    try:
+        page = parse_page(_drop_empty_sections("\n".join(lines)), path)
+    except PageError:
+        return None
+    if not _CITE_RE.search(page.body):
         return None
     used = {int(n) for n in _CITE_RE.findall(page.body)}
     sources = {n: t for n, t in page.frontmatter.sources.items() if n in used}

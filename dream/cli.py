@@ -233,7 +233,7 @@ def eval_(benchmark: str, file: Path, budgets: str, backend: str, model: str | N
     and a lexical judge, a rough proxy). Prints a markdown table (or --json); a progress bar
     runs on stderr.
     """
-    from dream.backends.errors import NeedsKeyError
+    from dream.backends.base import NeedsKeyError
     from dream.eval.harness import EvalOptions, render_markdown, run_eval, steps
     from dream.settings import LLMOptions
 

@@ -78,29 +78,16 @@ def _date(value: object) -> dt.date | None:
 
 def render_note(note: Note) -> str:
     """A card: front matter in FORMATS.md order, then the statement citing every source."""
-    return render_new(*note_document(note))
-
-
-def note_document(note: Note) -> tuple[Frontmatter, str]:
-    """The front matter and body render_note writes."""
     extras: dict[str, object] = {
         "kind": note.kind,
         "topic": note.topic,
         "confidence": round(note.confidence, 2),
         "observed": note.observed,
     }
-    if note.event_date:
-        extras["event_date"] = note.event_date
-    if note.slot:
-        extras["slot"] = note.slot
-    if note.value:
-        extras["value"] = note.value
-    if note.mentions:
-        extras["mentions"] = sorted(note.mentions)
-    if note.until:
-        extras["until"] = note.until
-    if note.superseded_by:
-        extras["superseded_by"] = note.superseded_by
+    for name in _OPTIONAL:
+        value = getattr(note, name)
+        if value:
+            extras[name] = sorted(value) if name == "mentions" else value
     fm = Frontmatter(
         title=clean_statement(note.statement, 120).rstrip("."),
         type="note",
@@ -108,7 +95,11 @@ def note_document(note: Note) -> tuple[Frontmatter, str]:
         **extras,
     )
     cites = "".join(f"[cite:{i}]" for i in range(1, len(note.sources) + 1))
-    return fm, f"{note.statement} {cites}\n"
+    return render_new(fm, f"{note.statement} {cites}\n")
+
+
+#: A card's optional front-matter fields, written only when set, in this order.
+_OPTIONAL = ("event_date", "slot", "value", "mentions", "until", "superseded_by")
 
 
 def note_slug(statement: str, taken: Container[str]) -> str:

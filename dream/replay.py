@@ -22,11 +22,10 @@ from brain import layout
 from brain.errors import BrainError
 from brain.model import Model, empty_list
 import dream.backends.base as backend_base
-from dream.backends.base import BackendError
+from dream.backends.base import BackendError, CallUsage
 from dream.backends.llm import Completion, LLMBackend, Prompt
-from dream.calls import CallUsage
-from dream.record import RecordMeta, _git, load_meta
-from dream.backends.recording import RECORD_DIR
+from dream.record import RECORD_DIR, RecordMeta, _git, load_meta
+from dream.settings import LLMOptions
 
 
 class ReplayMissError(BackendError):
@@ -51,11 +50,8 @@ class ReplayBackend(LLMBackend):
     needs_network: ClassVar[bool] = False
 
     def __init__(self, record_dir: Path, meta: RecordMeta) -> None:
-        from dream.calls import price_for
-
-        options = meta.settings.get("llm", {})
-        super().__init__(meta.model or "", retries=0, max_output_tokens=options.get("max_output_tokens", 4096),
-                         price=price_for(meta.model or "", options.get("price_in"), options.get("price_out")))
+        options = LLMOptions.model_validate(meta.settings.get("llm", {}))
+        super().__init__(meta.model or "", options.model_copy(update={"retries": 0}))
         self.name = meta.backend  # the trailers and log name the recorded backend
         self._answers: dict[str, deque[dict]] = defaultdict(deque)
         for line in (Path(record_dir) / "exchanges.jsonl").read_text(encoding="utf-8").splitlines():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field
 
 from brain.model import Model, empty_list
 
@@ -47,15 +47,7 @@ class RunReport(Model):
     files: list[str] = Field(default_factory=empty_list)
     # Where the time went (dream.timing.PhaseClock): never serialised, so the report stays the
     # same for the same inputs; the run folder's timings.json has it.
-    _timings: Any = PrivateAttr(default=None)
-
-    @property
-    def timings(self) -> Any:
-        return self._timings
-
-    @timings.setter
-    def timings(self, clock: Any) -> None:
-        self._timings = clock
+    timings: Any = Field(default=None, exclude=True)
 
     @property
     def ok(self) -> bool:

@@ -24,8 +24,8 @@ def finish(root: Path, run_id: str, report: RunReport) -> RunReport:
     return report
 
 
-def prune_runs(root: Path, current: str, keep: int = KEEP_SCRATCH) -> list[str]:
-    """Delete the scratch of runs older than the newest `keep` (never the current run's, nor the one a
+def prune_runs(root: Path, current: str) -> list[str]:
+    """Delete the scratch of runs older than the newest KEEP_SCRATCH (never the current run's, nor the one a
     sync journal names); returns the runs pruned. Run ids start with their UTC time, so they sort."""
     runs = root / layout.RUNS
     try:  # a sync that has not finished its working tree keeps its run whole
@@ -33,7 +33,7 @@ def prune_runs(root: Path, current: str, keep: int = KEEP_SCRATCH) -> list[str]:
     except (OSError, ValueError, KeyError, TypeError):
         journaled = set()
     names = sorted(p.name for p in runs.iterdir() if p.is_dir()) if runs.is_dir() else []
-    protected = set(names[-keep:]) | {current} | journaled
+    protected = set(names[-KEEP_SCRATCH:]) | {current} | journaled
     pruned = []
     for name in names:
         scratch = [runs / name / part for part in _SCRATCH if (runs / name / part).exists()]

@@ -126,27 +126,25 @@ class RunFlags(Model):
 def load_settings(root: Path, flags: RunFlags | None = None) -> DreamSettings:
     """Settings from flags, then brain.toml's [dream] table, then defaults (flags never default to values)."""
     f = flags or RunFlags()
-    backend, now, model, max_sessions, max_tokens, max_cost = f.backend, f.now, f.model, f.max_sessions, f.max_tokens, f.max_cost
     config = read_brain_toml(root)
     dream_cfg = config.get("dream", {}) if isinstance(config.get("dream"), dict) else {}
     if any("key" in k.lower() or "token" == k.lower() for k in dream_cfg):
         # brain.toml is committed: a key there would be in git history for good.
         raise BrainError(f"{CONFIG}: [dream] must not hold an API key", "remove it and set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment")
-    chosen, why = choose_backend(backend, dream_cfg.get("backend"))
+    chosen, why = choose_backend(f.backend, dream_cfg.get("backend"))
     owner = config.get("owner") if isinstance(config.get("owner"), str) else None
     verifier_cfg = dream_cfg.get("verifier") if isinstance(dream_cfg.get("verifier"), dict) else {}
+    limits = {k: v if (v := getattr(f, k)) is not None else dream_cfg.get(k) for k in ("max_sessions", "max_tokens", "max_cost")}
     return DreamSettings(
         root=Path(root).resolve(),
         backend=chosen,
         backend_reason=why,
-        now=parse_now(now),
+        now=parse_now(f.now),
         run_id=f.run_id,
-        max_sessions=max_sessions if max_sessions is not None else dream_cfg.get("max_sessions"),
         dry_run=f.dry_run,
         owner=owner,
-        llm=_table(dream_cfg, LLMOptions, "[dream]", model=model),
+        llm=_table(dream_cfg, LLMOptions, "[dream]", model=f.model),
         verifier=_table(verifier_cfg, VerifierPolicy, "[dream.verifier]"),
-        max_tokens=max_tokens if max_tokens is not None else dream_cfg.get("max_tokens"),
-        max_cost=max_cost if max_cost is not None else dream_cfg.get("max_cost"),
         record=f.record,
+        **limits,
     )

@@ -40,7 +40,7 @@ class Status(Model):
         return "\n".join(out)
 
 
-def status(root: Path, limit: int = 10) -> Status:
+def status(root: Path) -> Status:
     """What `dream status` prints; reads the Brain, writes nothing."""
     root = Path(root)
     tree = DirTree(root)
@@ -49,7 +49,7 @@ def status(root: Path, limit: int = 10) -> Status:
     plan = plan_sessions(files, state, None)
     runs = [
         RunLine(run_id=e.run_id, commit=e.sha, date=e.date, subject=e.subject)
-        for e in BrainRepo(Path(root)).log(limit=200)
+        for e in BrainRepo(root).log(limit=200)
         if e.run_id
-    ][:limit]
+    ][:10]
     return Status(runs=runs, pending=[p.id for p in plan.pending], processed=len(state.sessions), problems=file_problems + problems)

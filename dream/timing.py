@@ -55,12 +55,9 @@ class PhaseClock:
         if self._phase is not None and self.progress is not None:
             self.progress(self._phase, done, total)
 
-    def total(self) -> float:
-        return self._clock() - self._start
-
     def as_dict(self) -> dict:
         self.mark(self._phase)  # charge the phase still open up to now
-        return {"total": round(self.total(), 4), "phases": {p: round(s, 4) for p, s in self.seconds.items()}}
+        return {"total": round(self._since - self._start, 4), "phases": {p: round(s, 4) for p, s in self.seconds.items()}}
 
     def line(self) -> str:
         """`time: 4.21 s (orient 0.61, sessions 1.03, …)`."""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from dream.backends.base import BackendError, ModelBackend
+from dream.backends.base import BackendError, ModelBackend, NeedsKeyError
+from dream.settings import LLMOptions
 
 
 class UnknownBackendError(BackendError):
@@ -14,22 +15,15 @@ class UnknownBackendError(BackendError):
 BACKENDS = ("offline", "anthropic", "openai")
 
 
-def get_backend(name: str, options=None) -> ModelBackend:
-    """The backend called `name`; the only place backends are built and API keys are read.
-
-    `options` is a dream.settings.LLMOptions (model, base_url, timeouts); defaults when None.
-    """
+def get_backend(name: str, options: LLMOptions | None = None) -> ModelBackend:
+    """The backend called `name`; the only place backends are built and API keys are read."""
     if name == "offline":
         from dream.backends.offline import OfflineBackend
 
         return OfflineBackend()
-    if name in ("anthropic", "openai"):
-        from dream.settings import LLMOptions
-
-        options = options or LLMOptions()
+    options = options or LLMOptions()
     if name == "anthropic":
         from dream.backends.anthropic import build
-        from dream.backends.errors import NeedsKeyError
 
         key = os.environ.get("ANTHROPIC_API_KEY")
         if not key:

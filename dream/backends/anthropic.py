@@ -14,17 +14,18 @@ import functools
 import json
 from typing import Any, ClassVar
 
-from dream.backends.errors import (
+from dream.backends.base import (
     BackendHTTPError,
     BackendRateLimited,
     BackendTimeout,
     BackendUnavailable,
+    CallUsage,
     NeedsKeyError,
     parse_retry_after,
     scrub,
 )
 from dream.backends.llm import DESCRIPTIONS, TASKS, Completion, LLMBackend, Prompt, render, schema
-from dream.calls import CallUsage, price_for
+from dream.settings import LLMOptions
 
 DEFAULT_MODEL = "claude-sonnet-4-6"  # not on the SDK's deprecation list (claude-sonnet-4-5 is)
 
@@ -49,9 +50,8 @@ class AnthropicBackend(LLMBackend):
 
     name: ClassVar[str] = "anthropic"
 
-    def __init__(self, client: Any, model: str = DEFAULT_MODEL, **options: Any) -> None:
-        options.setdefault("price", price_for(model))
-        super().__init__(model, **options)
+    def __init__(self, client: Any, options: LLMOptions) -> None:
+        super().__init__(options.model or DEFAULT_MODEL, options)
         self.client = client
 
     def answer_line(self, task: str) -> str:
@@ -126,12 +126,7 @@ def _completion(message: Any, task: str) -> Completion:
     return Completion(raw=text, data=None, usage=usage, stop_reason=message.stop_reason)
 
 
-def build(options: Any, api_key: str) -> AnthropicBackend:
+def build(options: LLMOptions, api_key: str) -> AnthropicBackend:
     """The backend `get_backend("anthropic")` returns: a client with our timeout and no SDK retries."""
-    sdk = _sdk()
-    client = sdk.Anthropic(api_key=api_key, base_url=options.base_url, max_retries=0, timeout=options.timeout)
-    model = options.model or DEFAULT_MODEL
-    return AnthropicBackend(
-        client, model, retries=options.retries, max_wait=options.max_wait, max_output_tokens=options.max_output_tokens,
-        price=price_for(model, options.price_in, options.price_out),
-    )
+    client = _sdk().Anthropic(api_key=api_key, base_url=options.base_url, max_retries=0, timeout=options.timeout)
+    return AnthropicBackend(client, options)

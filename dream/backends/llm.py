@@ -17,12 +17,11 @@ import re
 import time
 from abc import abstractmethod
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, Callable, ClassVar
 
 import jinja2
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
-from brain.model import Model
 from brain.sessions import Session, SessionHeader, Turn
 from brain.tokens import estimate_tokens
 import dream.backends.base as backend_base
@@ -30,11 +29,16 @@ from dream.backends.base import (
     AnswerDraft,
     AnswerRequest,
     BackendError,
+    BackendOutputError,
+    BudgetReached,
+    ClaimVerdicts,
+    CallUsage,
     ExtractRequest,
     FactBatch,
     JudgeRequest,
     Judgement,
     ModelBackend,
+    NetworkDisabledError,
     PageDraft,
     RunContext,
     SessionSummary,
@@ -43,13 +47,15 @@ from dream.backends.base import (
     Verdict,
     VerifyRequest,
     WritePageRequest,
+    retry_wait,
 )
 from dream.backends.answers import check_answer, check_facts, check_page, check_summary, check_verdicts, no_json
-from dream.backends.errors import BackendOutputError, BudgetReached, NetworkDisabledError, retry_wait
 from dream.bundled import bundled
-from dream.calls import CallLog, CallRecord, CallUsage, Price, add_usage, call_over_budget, cost
+from dream.calls import CallLog, add_usage, call_over_budget, cost, price_for
 from dream.instructions import Instructions, parse_instructions
+from dream.record import Recorder
 from dream.sanitize import sanitize_session
+from dream.settings import LLMOptions
 
 SKILL = bundled("skills") / "dream" / "SKILL.md"
 #: Turns shown before a grown session's first new turn, as context for pronouns.
@@ -57,18 +63,6 @@ CONTEXT_TURNS = 2
 #: Claims judged in one verify call.
 VERIFY_BATCH = 40
 _INDEX_SLUG_RE = re.compile(r"^- \[\[([^\]|#]+)", re.M)
-
-
-class ClaimJudgement(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    n: int
-    label: Literal["supported", "unsupported", "contradicted"]
-    reason: str
-
-
-class ClaimVerdicts(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    verdicts: list[ClaimJudgement]
 
 
 #: Task → the model of its answer. Every request carries all four schemas in this order (a stable prefix).
@@ -174,20 +168,10 @@ class LLMBackend(ModelBackend):
     name: ClassVar[str] = "llm"
     needs_network: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        retries: int = 2,
-        max_wait: float = 60.0,
-        max_output_tokens: int = 4096,
-        price: Price | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.model = model
-        self.retries, self.max_wait, self.max_output_tokens = retries, max_wait, max_output_tokens
-        self.price, self._sleep = price, sleep
-        self._usage = Usage(cost_usd=0.0 if price else None)
+    def __init__(self, model: str, options: LLMOptions, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.model, self.options, self._sleep = model, options, sleep
+        self.price = price_for(model, options.price_in, options.price_out)
+        self._usage = Usage(cost_usd=0.0 if self.price else None)
         self._budget: tuple[int | None, float | None] = (None, None)
         self._log: CallLog | None = None
         self._recorder = None
@@ -203,8 +187,6 @@ class LLMBackend(ModelBackend):
         self._indexed = frozenset(_INDEX_SLUG_RE.findall(ctx.index))
         self._instructions = parse_instructions(ctx.instructions)
         if ctx.record:
-            from dream.backends.recording import Recorder
-
             self._recorder = Recorder(ctx.run_dir)
 
     @property
@@ -219,7 +201,8 @@ class LLMBackend(ModelBackend):
         return render("eval_system.j2")
 
     def max_tokens_for(self, task: str) -> int:
-        return min(self.max_output_tokens, EVAL_MAX_TOKENS) if task in EVAL_TASKS else self.max_output_tokens
+        most = self.options.max_output_tokens
+        return min(most, EVAL_MAX_TOKENS) if task in EVAL_TASKS else most
 
     def usage(self) -> Usage:
         return self._usage
@@ -263,8 +246,6 @@ class LLMBackend(ModelBackend):
         return out
 
     def _verify_batch(self, reqs: list[VerifyRequest]) -> list[Verdict]:
-        if not reqs:
-            return []
         claims = [{"n": i, "claim": r.claim, "evidence": self._clean(r.evidence)} for i, r in enumerate(reqs, 1)]
         user = render("verify.j2", claims=claims, context=reqs[0].context, answer=self.answer_line("verify"))
         unit = _first_line(reqs[0].context) or reqs[0].claim[:60]
@@ -336,7 +317,7 @@ class LLMBackend(ModelBackend):
                 completion = self._complete(prompt)
             except BackendError as exc:
                 self._note((prompt.task, unit, key), (attempt, retry), started, exc)
-                wait = retry_wait(exc, retry, self.retries, self.max_wait)
+                wait = retry_wait(exc, retry, self.options.retries, self.options.max_wait)
                 if wait is None:
                     if self._recorder is not None:
                         self._recorder.add(prompt, key, unit, error=exc)
@@ -359,13 +340,11 @@ class LLMBackend(ModelBackend):
         if self._log is None:
             return
         self._log.append(
-            CallRecord(
-                seq=self._log.next_seq(), task=call[0], unit=call[1], backend=self.name, model=self.model or "",
-                input_hash=call[2], attempt=tries[0], retry=tries[1], usage=usage or CallUsage(), cost_usd=call_cost,
-                duration_ms=int((time.monotonic() - started) * 1000),
-                error=f"{type(error).__name__}: {error}" if error is not None else None,
-                replayed=not self.needs_network,
-            )
+            task=call[0], unit=call[1], backend=self.name, model=self.model or "",
+            input_hash=call[2], attempt=tries[0], retry=tries[1], usage=usage or CallUsage(), cost_usd=call_cost,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            error=f"{type(error).__name__}: {error}" if error is not None else None,
+            replayed=not self.needs_network,
         )
 
     @abstractmethod

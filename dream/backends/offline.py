@@ -49,35 +49,29 @@ class OfflineBackend(ModelBackend):
 
     def write_page(self, req: WritePageRequest) -> PageDraft:
         # Dream sends at most PAGE_SECTION_FACTS facts per section (dream.phases.update): all are shown.
-        lines = [f"# {req.title}", ""]
         names = {n: s for n, s in req.names.items() if s != req.slug}
+
+        def bullet(when: str, f: PageFact) -> str:
+            return f"- {when}: {link_names(f.statement, names)} {_cites(f)}"
+
+        lines = [f"# {req.title}", ""]
         sections = self._sections(req)
         for heading, facts in sections:
-            dated = heading not in _BY_OBSERVED
-            key = (lambda f: (f.event_date or f.observed, f.observed)) if dated else (lambda f: f.observed)
-            lines += [f"## {heading}"]
-            for f in sorted(facts, key=key):
-                when = (f.event_date or f.observed) if dated else f.observed
-                lines.append(f"- {when.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines += _more(req.hidden.get(heading, 0), req.slug) + [""]
+            if heading in _BY_OBSERVED:
+                shown = [bullet(f.observed.isoformat(), f) for f in sorted(facts, key=lambda f: f.observed)]
+            else:
+                dated = sorted(facts, key=lambda f: (f.event_date or f.observed, f.observed))
+                shown = [bullet((f.event_date or f.observed).isoformat(), f) for f in dated]
+            lines += [f"## {heading}", *shown, *_older(req, heading), ""]
         if req.history:
-            lines.append("## History")
-            for f in sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True):
-                lines.append(f"- Until {f.until.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            lines += _more(req.hidden.get("History", 0), req.slug) + [""]
+            history = sorted(req.history, key=lambda f: (f.until, f.observed), reverse=True)
+            lines += ["## History", *(bullet(f"Until {f.until.isoformat()}", f) for f in history), *_older(req, "History"), ""]
         if req.mentioned:
-            lines.append("## Mentioned in")
-            for f in req.mentioned:
-                lines.append(f"- {f.observed.isoformat()}: {link_names(f.statement, names)} {_cites(f)}")
-            if req.hidden.get("Mentioned in"):
-                lines.append(f"- … and {req.hidden['Mentioned in']} more (brain backlinks {req.slug})")
-            lines.append("")
+            mentioned = [bullet(f.observed.isoformat(), f) for f in req.mentioned]
+            lines += ["## Mentioned in", *mentioned, *_backlinks(req, "Mentioned in"), ""]
         if req.related:
-            lines.append("## Related")
-            lines += [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in req.related]
-            if req.hidden.get("Related"):
-                lines.append(f"- … and {req.hidden['Related']} more (brain backlinks {req.slug})")
-            lines.append("")
+            related = [f"- [[{slug}|{title}]]" if title != slug else f"- [[{slug}]]" for slug, title in req.related]
+            lines += ["## Related", *related, *_backlinks(req, "Related"), ""]
         return PageDraft(summary=page_summary(req, sections), body="\n".join(lines).rstrip("\n") + "\n")
 
     def page_section(self, page_type: str, kind: str, statement: str) -> tuple[str, bool]:
@@ -120,8 +114,15 @@ _SHARED_PHOTO_RE = re.compile(r"^\S.* shared a photo of ")  # what a picture sho
 _SECTION_ORDER: tuple[str, ...] = ("About", *(h for h, _ in THEMES), *(h for h, _ in SECTIONS[1:]))
 
 
-def _more(hidden: int, slug: str) -> list[str]:
-    return [f"- … {hidden} older fact(s) are in notes/{slug}/"] if hidden > 0 else []
+def _older(req: WritePageRequest, heading: str) -> list[str]:
+    """The bullet saying how many facts of a section are left out (they stay in the notes)."""
+    hidden = req.hidden.get(heading, 0)
+    return [f"- … {hidden} older fact(s) are in notes/{req.slug}/"] if hidden > 0 else []
+
+
+def _backlinks(req: WritePageRequest, heading: str) -> list[str]:
+    hidden = req.hidden.get(heading, 0)
+    return [f"- … and {hidden} more (brain backlinks {req.slug})"] if hidden > 0 else []
 
 
 def _cites(fact: PageFact) -> str:

@@ -16,17 +16,18 @@ import urllib.error
 import urllib.request
 from typing import Any, ClassVar
 
-from dream.backends.errors import (
+from dream.backends.base import (
     BackendHTTPError,
     BackendRateLimited,
     BackendTimeout,
     BackendUnavailable,
+    CallUsage,
     NeedsKeyError,
     parse_retry_after,
     scrub,
 )
 from dream.backends.llm import Completion, LLMBackend, Prompt, render, schema
-from dream.calls import CallUsage, price_for
+from dream.settings import LLMOptions
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MODES = ("json_schema", "json_object", "prompt")
@@ -37,20 +38,10 @@ _TRAILING_COMMA_RE = re.compile(r",\s*([}\]])")
 class OpenAICompatBackend(LLMBackend):
     name: ClassVar[str] = "openai"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str,
-        api_key: str | None = None,
-        timeout: float = 120.0,
-        structured: str = "json_schema",
-        **options: Any,
-    ) -> None:
-        options.setdefault("price", price_for(model))
-        super().__init__(model, **options)
+    def __init__(self, base_url: str, options: LLMOptions, api_key: str | None = None) -> None:
+        super().__init__(options.model or "", options)
         self.base_url = base_url.rstrip("/")
-        self._key, self.timeout = api_key, timeout
-        self.mode = structured if structured in MODES else "json_schema"
+        self._key, self.timeout, self.mode = api_key, options.timeout, options.structured
 
     def request_body(self, prompt: Prompt) -> dict:
         user = prompt.user
@@ -142,14 +133,10 @@ def parse_json_object(text: str) -> dict | None:
     return None
 
 
-def build(options: Any, api_key: str | None) -> OpenAICompatBackend:
+def build(options: LLMOptions, api_key: str | None) -> OpenAICompatBackend:
     base_url = options.base_url or DEFAULT_BASE_URL
     if not options.model:
         raise BackendUnavailable("the openai backend needs a model: set [dream] model in brain.toml or pass --model")
     if api_key is None and base_url.rstrip("/") == DEFAULT_BASE_URL:
         raise NeedsKeyError("no OPENAI_API_KEY for the OpenAI API", env="OPENAI_API_KEY")
-    return OpenAICompatBackend(
-        base_url, options.model, api_key=api_key, timeout=options.timeout, structured=options.structured,
-        retries=options.retries, max_wait=options.max_wait, max_output_tokens=options.max_output_tokens,
-        price=price_for(options.model, options.price_in, options.price_out),
-    )
+    return OpenAICompatBackend(base_url, options, api_key)

@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from brain.model import Model, empty_list
+from brain.tokens import estimate_tokens
 from dream.backends.base import RunContext, Usage
 from dream.eval.answering import Answered, Answerer, baseline_text
 from dream.eval.baseline import TurnBM25
@@ -132,31 +133,29 @@ def run_eval(fmt: str, path: Path, options: EvalOptions | None = None, progress:
     from dream.backends import get_backend
 
     o = options or EvalOptions()
-    budgets, backend, workdir, reuse, limit = o.budgets, o.backend, o.workdir, o.reuse, o.limit
-    answer, answer_options, answer_budgets, backend_options = o.answer, o.answer_options, o.answer_budgets, o.backend_options
     data = load_dataset(fmt, path)
-    cases = data.cases[:limit] if limit else data.cases
+    cases = data.cases[: o.limit] if o.limit else data.cases
     wanted = list(dict.fromkeys(c.brain for c in cases))
-    report = EvalReport(dataset=fmt, file=str(path), backend=backend, budgets=list(budgets), headline=list(data.headline))
+    report = EvalReport(dataset=fmt, file=str(path), backend=o.backend, budgets=list(o.budgets), headline=list(data.headline))
     answerer = None
-    if answer:
-        report.answer_budgets = list(answer_budgets or budgets)
-        if set(report.answer_budgets) - set(budgets):
-            raise ValueError(f"answer budgets {report.answer_budgets} are not all among the budgets measured {list(budgets)}")
-        answerer = Answerer(get_backend(answer, answer_options))  # before compiling: a missing key fails fast
-        report.answer_backend, report.answer_model = answer, answerer.backend.model
+    if o.answer:
+        report.answer_budgets = list(o.answer_budgets or o.budgets)
+        if set(report.answer_budgets) - set(o.budgets):
+            raise ValueError(f"answer budgets {report.answer_budgets} are not all among the budgets measured {list(o.budgets)}")
+        answerer = Answerer(get_backend(o.answer, o.answer_options))  # before compiling: a missing key fails fast
+        report.answer_backend, report.answer_model = o.answer, answerer.backend.model
     results: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="brain-eval-") as tmp:
-        base = Path(workdir) if workdir else Path(tmp)
+        base = Path(o.workdir) if o.workdir else Path(tmp)
         if answerer is not None:  # the answer calls' log: <workdir>/answers/calls.jsonl
             answerer.backend.open_run(RunContext(run_dir=base / ANSWER_LOG))
         for key in wanted:
             root = base / key
             t0 = time.perf_counter()
-            if reuse and (root / "knowledge").is_dir():
+            if o.reuse and (root / "knowledge").is_dir():
                 report.reused += 1
             else:
-                _compile(data, key, root, backend, max(c.now for c in cases if c.brain == key), backend_options)
+                _compile(data, key, root, o.backend, max(c.now for c in cases if c.brain == key), o.backend_options)
             report.sessions += len(list((root / "sessions" / "raw").glob("*.jsonl")))
             report.compile_seconds += time.perf_counter() - t0
             if progress:
@@ -165,7 +164,7 @@ def run_eval(fmt: str, path: Path, options: EvalOptions | None = None, progress:
             results += _score_brain(root, [c for c in cases if c.brain == key], o, report, progress, answerer)
             report.packet_seconds += time.perf_counter() - t0
     report.brains, report.questions = len(wanted), len(cases)
-    report.scores = _aggregate(results, budgets, data.headline)
+    report.scores = _aggregate(results, o.budgets, data.headline)
     if answerer is not None:
         report.packet_seconds -= answerer.seconds
         report.answer_seconds, report.answer_errors = round(answerer.seconds, 2), answerer.errors
@@ -206,8 +205,8 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
     from brain.context import ContextBuilder, ContextOptions, render_packet
     from brain.search import Searcher
 
-    budgets, embedder = options.budgets, options.embedder
-    searcher = Searcher.open(root, embedder=embedder)
+    budgets = options.budgets
+    searcher = Searcher.open(root, embedder=options.embedder)
     builder = ContextBuilder(root, searcher)
     bm25 = TurnBM25(root)
     turn_text = {c.ref: c.text for c in bm25.turns}
@@ -234,7 +233,7 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
                             spent = lanes.setdefault((budget, i.lane), [0, 0])
                             spent[0], spent[1] = spent[0] + i.tokens, spent[1] + len(shows)
                     cited = cited_gold(items, case.gold, turn_text)
-                    tokens = used if used is not None else sum(_tokens(i.text) for i in items)
+                    tokens = used if used is not None else sum(estimate_tokens(i.text) for i in items)
                     answered = None
                     if answerer is not None and case.answer and budget in report.answer_budgets:
                         answered = answerer(case, system, budget, text)
@@ -259,12 +258,6 @@ def _score_brain(root: Path, cases: list[EvalCase], options: EvalOptions, report
         spent[0], spent[1] = spent[0] + y.tokens, spent[1] + y.shown
     report.lanes = [LaneYield(budget=b, lane=lane, tokens=t, shown=n) for (b, lane), (t, n) in sorted(lanes.items())]
     return out
-
-
-def _tokens(text: str) -> int:
-    from brain.tokens import estimate_tokens
-
-    return estimate_tokens(text)
 
 
 def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[str, ...]) -> list[Score]:

@@ -10,13 +10,13 @@ import pytest
 from brain.errors import BrainError
 from brain.sessions import Session, SessionHeader, Turn
 from dream.backends import base
-from dream.backends.base import SummarizeRequest, Usage
-from dream.backends.errors import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
+from dream.backends.base import CallUsage, SummarizeRequest, Usage
+from dream.backends.base import BackendHTTPError, BackendOutputError, BackendRateLimited, NetworkDisabledError, parse_retry_after
 from dream.backends.llm import Completion, LLMBackend, Prompt
 from dream.backends.openai_compat import parse_json_object
-from dream.calls import CallUsage, cost, over_budget, price_for
+from dream.calls import cost, over_budget, price_for
 from dream.claims import remove_claims
-from dream.settings import RunFlags, choose_backend, load_settings
+from dream.settings import LLMOptions, RunFlags, choose_backend, load_settings
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ class Scripted(LLMBackend):
 
     def __init__(self, answers: list, **options) -> None:
         self.waits: list[float] = []
-        super().__init__("scripted-1", sleep=self.waits.append, **options)
+        super().__init__("scripted-1", LLMOptions(**options), sleep=self.waits.append)
         self.answers, self.prompts = list(answers), []
 
     def _complete(self, prompt: Prompt) -> Completion:

@@ -192,7 +192,7 @@ def anthropic_stub():
 
 
 def anthropic_backend(stub: Stub) -> AnthropicBackend:
-    return AnthropicBackend(Anthropic(api_key=KEY, base_url=stub.base_url, max_retries=0, timeout=5.0), retries=0)
+    return AnthropicBackend(Anthropic(api_key=KEY, base_url=stub.base_url, max_retries=0, timeout=5.0), LLMOptions(retries=0))
 
 
 def test_anthropic_answer_sends_the_packet_as_escaped_sanitised_data(anthropic_stub):
@@ -233,7 +233,7 @@ def test_openai_judge_with_broken_json_is_asked_again():
     stub = Stub("openai")
     try:
         stub.script("judge", Reply(answer='{"correct": tru'))
-        backend = OpenAICompatBackend(stub.base_url, "llama3.1:8b", timeout=5, retries=0)
+        backend = OpenAICompatBackend(stub.base_url, LLMOptions(model="llama3.1:8b", timeout=5, retries=0))
         verdict = backend.judge(JudgeRequest(question="Who?", gold="Pepper", answer="Pepper"))
         assert verdict == Judgement(correct=True, reason="the gold answer is in the answer")  # the stub's offline judge
         first, repair = stub.requests("judge")
