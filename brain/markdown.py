@@ -153,7 +153,3 @@ def strip_refs(text: str) -> str:
 
     text = _CITE_RE.sub("", text)
     return _WIKILINK_RE.sub(_link, text)
-
-
-def wikilink(slug: str, text: str | None = None) -> str:
-    return f"[[{slug}|{text}]]" if text and text != slug else f"[[{slug}]]"

@@ -162,10 +162,6 @@ class OverlayTree:
     def symlink_target(self, rel: str) -> str | None:
         return self._pick(rel).symlink_target(rel)
 
-    def brain_root(self) -> Path:
-        """The live Brain's folder (symlinks are judged against it)."""
-        return getattr(self.base, "root", self.upper.root)
-
 
 def text_if_exists(tree: Tree, rel: str) -> str | None:
     """The text of the file at `rel` (bytes that are not UTF-8 replaced), None when there is none."""

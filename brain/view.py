@@ -155,7 +155,7 @@ class BrainView:
 
     # -- names ------------------------------------------------------------------------------
     @cached_property
-    def _page_names(self) -> dict[str, set[str]]:
+    def page_names(self) -> dict[str, set[str]]:
         """casefolded page slug or alias → the pages it names."""
         out: dict[str, set[str]] = defaultdict(set)
         for path in self.page_paths:
@@ -177,7 +177,7 @@ class BrainView:
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id), sorted."""
         key = name.strip().casefold()
-        hits = set(self._page_names.get(key, ()))
+        hits = set(self.page_names.get(key, ()))
         if key and "/" not in key:
             hits.update(self._stems.get(key, ()))
         return sorted(hits)

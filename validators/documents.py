@@ -59,16 +59,6 @@ class Document:
         return self.key_lines.get(key, 1)
 
 
-def kind_of(path: str) -> str | None:
-    if layout.is_page_path(path):
-        return "page"
-    if layout.is_summary_path(path):
-        return "summary"
-    if layout.is_note_path(path):
-        return "note"
-    return None
-
-
 def documents(view: BrainView) -> list[Document]:
     """Every document the view read (parsed or failed), sorted by path."""
     return cached(view, "documents", lambda: _documents(view))
@@ -77,7 +67,7 @@ def documents(view: BrainView) -> list[Document]:
 def _documents(view: BrainView) -> list[Document]:
     out: list[Document] = []
     for path in sorted(set(view.docs) | set(view.errors)):
-        kind = kind_of(path) or "page"
+        kind = layout.doc_kind(path)
         page = view.docs.get(path)
         if page is not None:
             out.append(Document(path, kind, page, _meta_of(page.frontmatter), dict(page.key_lines)))

@@ -9,7 +9,7 @@ validators.injection.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from brain import layout
@@ -24,6 +24,7 @@ from validators.registry import check
 Item = tuple[str, int, str]
 _ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")
 _PHRASE_KINDS = frozenset({"override", "role", "system-prompt", "exfiltration"})
+_QUOTE_IT = "remove it, or quote it inside a '> [!untrusted]' callout"
 
 
 @dataclass
@@ -78,44 +79,35 @@ def secrets(view: BrainView) -> Iterator[Item]:
             yield scan.path, line, f"possible secret ({kind}) at column {col}; remove it from the Brain, and rotate it if it is real"
 
 
-@check("X002", "error", "instruction aimed at an agent (ignore previous instructions, system prompt, send … to …)")
-def injected_instructions(view: BrainView) -> Iterator[Item]:
+def _injections(view: BrainView, kinds: Container[str]) -> Iterator[tuple[str, int, int, str, str]]:
+    """(path, line, column, kind, text) of each injection span of one of `kinds`."""
     for scan in _scans(view):
         for start, end, kind in scan.injections:
-            if kind in _PHRASE_KINDS:
-                line, _col = scan.where(start)
-                yield scan.path, line, (
-                    f"instruction aimed at an agent ({kind}): '{_snippet(scan.text[start:end])}'; "
-                    "remove it, or quote it inside a '> [!untrusted]' callout"
-                )
+            if kind in kinds:
+                line, col = scan.where(start)
+                yield scan.path, line, col, kind, scan.text[start:end]
+
+
+@check("X002", "error", "instruction aimed at an agent (ignore previous instructions, system prompt, send … to …)")
+def injected_instructions(view: BrainView) -> Iterator[Item]:
+    for path, line, _col, kind, text in _injections(view, _PHRASE_KINDS):
+        yield path, line, f"instruction aimed at an agent ({kind}): '{_snippet(text)}'; {_QUOTE_IT}"
 
 
 @check("X003", "error", "hidden HTML comment containing a directive")
 def hidden_comment(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind == "hidden-comment":
-                line, _col = scan.where(start)
-                yield scan.path, line, (
-                    f"hidden HTML comment with a directive: '{_snippet(scan.text[start:end])}'; "
-                    "remove it, or quote it inside a '> [!untrusted]' callout"
-                )
+    for path, line, _col, _kind, text in _injections(view, ("hidden-comment",)):
+        yield path, line, f"hidden HTML comment with a directive: '{_snippet(text)}'; {_QUOTE_IT}"
 
 
 @check("X004", "warning", "invisible character (zero-width space, word joiner, filler) that hides or splits text")
 def invisible_chars(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind == "invisible":
-                line, col = scan.where(start)
-                yield scan.path, line, f"invisible character ({_chars(scan.text[start:end])}) at column {col}; remove it"
+    for path, line, col, _kind, text in _injections(view, ("invisible",)):
+        yield path, line, f"invisible character ({_chars(text)}) at column {col}; remove it"
 
 
 @check("X005", "error", "bidi control or Unicode tag characters that make text read other than it is")
 def bidi_or_tag_chars(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind in ("bidi", "tag"):
-                line, col = scan.where(start)
-                what = "bidi control" if kind == "bidi" else "Unicode tag characters (hidden text)"
-                yield scan.path, line, f"{what} ({_chars(scan.text[start:end])}) at column {col}; remove it"
+    for path, line, col, kind, text in _injections(view, ("bidi", "tag")):
+        what = "bidi control" if kind == "bidi" else "Unicode tag characters (hidden text)"
+        yield path, line, f"{what} ({_chars(text)}) at column {col}; remove it"

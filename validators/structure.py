@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain import layout
+from brain.tree import OverlayTree
 from brain.view import BrainView
 from validators.documents import cached, parse_target
 from validators.registry import check
@@ -95,8 +96,6 @@ def bad_session_id(view: BrainView) -> Iterator[Item]:
             )
 
 
-
-
 @check("S005", "error", "paths that differ only in case or Unicode normalisation")
 def case_collision(view: BrainView) -> Iterator[Item]:
     groups: dict[str, list[str]] = defaultdict(list)
@@ -112,13 +111,9 @@ def case_collision(view: BrainView) -> Iterator[Item]:
 
 
 def _roots(view: BrainView) -> list[Path]:
-    roots = []
-    for name in ("root", "brain_root"):
-        value = getattr(view.tree, name, None)
-        value = value() if callable(value) else value
-        if value is not None:
-            roots.append(Path(value).resolve())
-    return roots
+    """The folders a symlink may point into: the tree's, and a staged tree's live Brain."""
+    tree = view.tree
+    return [Path(t.root).resolve() for t in ((tree, tree.base) if isinstance(tree, OverlayTree) else (tree,))]
 
 
 def _symlinks(view: BrainView) -> list[tuple[str, str | None, bool]]:
