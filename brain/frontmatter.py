@@ -76,7 +76,7 @@ class Frontmatter(Model):
             raise ValueError("sources must be a mapping of numbers to citation targets")
         out: dict[int, str] = {}
         for k, target in v.items():
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
+            if not is_source_key(k):
                 raise ValueError(f"source key {k!r} must be a whole number")
             out[int(k)] = str(target)
         return out
@@ -87,6 +87,11 @@ class Frontmatter(Model):
 
     def extras(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+def is_source_key(key: Any) -> bool:
+    """A key of `sources`: a whole number, as YAML reads `3:` or `"3":` (the N of [cite:N])."""
+    return not isinstance(key, bool) and (isinstance(key, int) or (isinstance(key, str) and key.isdigit()))
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, str, int]:

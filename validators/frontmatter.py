@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from brain import layout
+from brain.frontmatter import is_source_key
 from brain.view import BrainView
 from validators.documents import Document, documents, nearest
 from validators.registry import check
@@ -85,7 +86,7 @@ def wrong_types(doc: Document) -> list[tuple[int, str]]:
         out.append((doc.line("sources"), "front matter key 'sources' must be a mapping of numbers to citation targets"))
     elif isinstance(sources, dict):
         for k, v in sources.items():
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
+            if not is_source_key(k):
                 out.append((doc.line("sources"), f"sources key {k!r} must be a whole number (the N of [cite:N])"))
             elif not _is_text(v):
                 out.append((doc.line("sources"), f"sources entry {k} must be one citation target, not {_kind_name(v)}"))
@@ -97,27 +98,17 @@ def wrong_types(doc: Document) -> list[tuple[int, str]]:
 
 
 def _is_date(value: Any) -> bool:
-    if isinstance(value, dt.date):
-        return True
-    if isinstance(value, str) and _DATE_RE.match(value.strip()):
-        try:
-            dt.date.fromisoformat(value.strip())
-            return True
-        except ValueError:
-            return False
-    return False
+    return _reads(value, lambda text: _DATE_RE.match(text) and dt.date.fromisoformat(text))
 
 
-def _is_timestamp(value: Any) -> bool:
+def _reads(value: Any, parse: Callable[[str], object]) -> bool:
+    """True for a date YAML already read, or text that `parse` reads."""
     if isinstance(value, dt.date):
         return True
-    if isinstance(value, str):
-        try:
-            dt.datetime.fromisoformat(value.strip())
-            return True
-        except ValueError:
-            return False
-    return False
+    try:
+        return isinstance(value, str) and bool(parse(value.strip()))
+    except ValueError:
+        return False
 
 
 def bad_dates(doc: Document) -> list[tuple[int, str]]:
@@ -128,7 +119,7 @@ def bad_dates(doc: Document) -> list[tuple[int, str]]:
             out.append((doc.line(key), f"{key} {_show(value)} is not a date; write YYYY-MM-DD"))
     if doc.kind == "summary":
         value = doc.meta.get("started")
-        if not _empty(value) and not _is_timestamp(value):
+        if not _empty(value) and not _reads(value, dt.datetime.fromisoformat):
             out.append((doc.line("started"), f"started {_show(value)} is not a date and time; write e.g. 2026-05-03T10:02:00+09:00"))
     return out
 
@@ -173,14 +164,18 @@ def dates(view: BrainView) -> Iterator[Item]:
     yield from _each(view, bad_dates)
 
 
+def _not_one_of(view: BrainView, kind: str, key: str, choices: tuple[str, ...]) -> Iterator[tuple[Document, str, str]]:
+    """(document, value, did-you-mean hint) of each `kind` document whose `key` is none of `choices`."""
+    for doc in documents(view):
+        value = _str((doc.meta or {}).get(key))
+        if doc.kind == kind and value is not None and value not in choices:
+            guess = nearest(value.lower(), list(choices))
+            yield doc, value, f" (did you mean '{guess}'?)" if guess else ""
+
+
 @check("F005", "error", "page type is not one of the page types")
 def unknown_type(view: BrainView) -> Iterator[Item]:
-    for doc in documents(view):
-        value = _str((doc.meta or {}).get("type"))
-        if doc.kind != "page" or value is None or value in layout.PAGE_TYPES:
-            continue
-        guess = nearest(value.lower(), list(layout.PAGE_TYPES))
-        hint = f" (did you mean '{guess}'?)" if guess else ""
+    for doc, value, hint in _not_one_of(view, "page", "type", layout.PAGE_TYPES):
         yield doc.path, doc.line("type"), f"type '{value}' is not a page type{hint}; use one of {', '.join(layout.PAGE_TYPES)}"
 
 
@@ -205,12 +200,7 @@ def type_folder(view: BrainView) -> Iterator[Item]:
 
 @check("F007", "error", "note kind is not one of the note kinds")
 def note_kind(view: BrainView) -> Iterator[Item]:
-    for doc in documents(view):
-        value = _str((doc.meta or {}).get("kind"))
-        if doc.kind != "note" or value is None or value in NOTE_KINDS:
-            continue
-        guess = nearest(value.lower(), list(NOTE_KINDS))
-        hint = f" (did you mean '{guess}'?)" if guess else ""
+    for doc, value, hint in _not_one_of(view, "note", "kind", NOTE_KINDS):
         yield doc.path, doc.line("kind"), f"note kind '{value}' is unknown{hint}; use one of {', '.join(NOTE_KINDS)}"
 
 

@@ -2,8 +2,8 @@
 
 A page's text, a transcript and the history are read at each request. The pages' link graph
 (names, backlinks, the graph view, which pages cite a session, the counts) and the search index
-are kept per HEAD commit (`HeadCache`): the graph of a 10,000-session Brain takes ~1.5 s to build
-(bench/serve_latency.py). An edit shows on its page at once, in links and search after its commit.
+are kept per HEAD commit (`HeadCache`), as they are slow to build for a large Brain. An edit shows
+on its page at once, in links and search after its commit.
 """
 
 from __future__ import annotations
