@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from brain.citations import CitationTarget
 from brain.errors import PageError
 from brain.model import Model, empty_list
 
@@ -80,10 +79,6 @@ class Frontmatter(Model):
                 raise ValueError(f"source key {k!r} must be a whole number")
             out[int(k)] = str(target)
         return out
-
-    def target(self, n: int) -> CitationTarget:
-        """The parsed target of source n; KeyError when missing, CitationError when malformed."""
-        return CitationTarget.parse(self.sources[n])
 
     def extras(self) -> dict[str, Any]:
         return dict(self.model_extra or {})

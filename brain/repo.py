@@ -112,11 +112,7 @@ class BrainRepo:
 
     def cat_blob(self, blob: str) -> bytes | None:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
-        return self._bytes("cat-file", "blob", blob)
-
-    def _bytes(self, *args: str) -> bytes | None:
-        """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
-        proc = self._run(args)
+        proc = self._run(("cat-file", "blob", blob))
         return proc.stdout if proc.returncode == 0 else None
 
     def _run(self, args: tuple[str, ...], env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess:

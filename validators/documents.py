@@ -146,7 +146,7 @@ class LineIndex:
 
     @cached_property
     def _starts(self) -> list[int]:
-        return _newlines(self._text)
+        return [m.start() for m in re.finditer("\n", self._text)]
 
     def line(self, offset: int) -> int:
         return bisect.bisect_left(self._starts, offset) + 1
@@ -155,15 +155,6 @@ class LineIndex:
         """1-based column (in characters) of an offset."""
         i = bisect.bisect_left(self._starts, offset)
         return offset - (self._starts[i - 1] + 1 if i else 0) + 1
-
-
-def _newlines(text: str) -> list[int]:
-    out = []
-    at = text.find("\n")
-    while at >= 0:
-        out.append(at)
-        at = text.find("\n", at + 1)
-    return out
 
 
 def doc_text(view: BrainView, path: str) -> str | None:
