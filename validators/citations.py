@@ -13,15 +13,13 @@ from collections.abc import Iterator
 from brain.citations import CitationTarget
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import parse_target, prose_lines, source_lines_in
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.documents import parse_target, prose_lines, source_lines
+from validators.registry import Item, check
 
 
 def _targets(view: BrainView, page: Page) -> Iterator[tuple[int, int, str, CitationTarget | None, str | None]]:
     """(n, line, raw target, parsed target or None, parse error or None) per source entry."""
-    lines = source_lines_in(view, page)
+    lines = source_lines(page)
     for n, raw in sorted(page.frontmatter.sources.items()):
         parsed = parse_target(raw)
         if isinstance(parsed, str):
@@ -44,7 +42,7 @@ def source_never_cited(view: BrainView) -> Iterator[Item]:
         if not page.frontmatter.sources:
             continue
         used = {c.n for c in page.cites}
-        lines = source_lines_in(view, page)
+        lines = source_lines(page)
         for n in sorted(page.frontmatter.sources):
             if n not in used:
                 yield path, lines[n], f"source {n} is never cited; cite it as [cite:{n}] or remove it"

@@ -112,14 +112,6 @@ def prose_lines(page: Page) -> Iterator[tuple[int, str]]:
             yield page.body_line + offset, stripped
 
 
-def source_lines_in(view: BrainView, page: Page) -> dict[int, int]:
-    """`source_lines(page)`, computed once per view."""
-    memo = cached(view, "source_lines", dict)
-    if page.path not in memo:
-        memo[page.path] = source_lines(page)
-    return memo[page.path]
-
-
 def source_lines(page: Page) -> dict[int, int]:
     """Line of each `sources` entry (`  3: session:…`); the `sources:` line when not found."""
     start = page.key_lines.get("sources")

@@ -15,9 +15,8 @@ from brain import layout
 from brain.frontmatter import is_source_key
 from brain.view import BrainView
 from validators.documents import Document, documents, nearest
-from validators.registry import check
+from validators.registry import Item, check
 
-Item = tuple[str, int, str]
 
 REQUIRED: dict[str, tuple[str, ...]] = {
     "page": ("title", "type", "summary", "created", "updated"),

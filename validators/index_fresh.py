@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from brain import layout
 from brain.view import BrainView
 from validators.documents import cached
-from validators.registry import check
+from validators.registry import Item, check
 
-Item = tuple[str, int, str]
 _ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)(?:[#|][^\]\n]*)?\]\]")
 _REGEN = "run `dream run` to regenerate the index"
 

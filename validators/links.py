@@ -14,9 +14,7 @@ from brain import layout
 from brain.markdown import strip_refs
 from brain.view import BrainView
 from validators.documents import documents
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.registry import Item, check
 
 
 def _show(target: str, heading: str | None = None) -> str:

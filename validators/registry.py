@@ -27,6 +27,7 @@ FAMILIES: dict[str, str] = {
 _CODE_RE = re.compile(r"^[A-Z]\d{3}$")
 
 CheckFn = Callable[[BrainView], Iterable[Any]]
+Item = tuple[str, int, str]  # (path, line, message): what a check yields, stamped with its code
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,8 @@ from brain.secrets import secret_spans
 from brain.view import BrainView
 from validators.documents import LineIndex, cached, doc_text
 from validators.injection import injection_spans
-from validators.registry import check
+from validators.registry import Item, check
 
-Item = tuple[str, int, str]
 _ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")
 _PHRASE_KINDS = frozenset({"override", "role", "system-prompt", "exfiltration"})
 _QUOTE_IT = "remove it, or quote it inside a '> [!untrusted]' callout"

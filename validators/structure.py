@@ -18,9 +18,7 @@ from brain import layout
 from brain.tree import OverlayTree
 from brain.view import BrainView
 from validators.documents import cached, parse_target
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.registry import Item, check
 
 
 @check("S001", "warning", "file outside the Brain layout")
