@@ -10,9 +10,7 @@ import functools
 import re
 from typing import Literal
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 
 _SESSION_RE = re.compile(r"^session:([A-Za-z0-9][A-Za-z0-9._-]*)#t(\d+)(?:-t(\d+))?$")
 _SOURCE_RE = re.compile(r"^source:([A-Za-z0-9][A-Za-z0-9._-]*)/(\S+)$")
@@ -23,15 +21,13 @@ class CitationError(ValueError):
     """A citation target string that does not follow the format; the message says which."""
 
 
-class CitationTarget(Model):
+class CitationTarget(Record):
     """Where a cited claim's evidence lives.
 
     kind=session: ref is the session id, turns first_turn..last_turn (inclusive, from 1).
     kind=source:  ref is `<connector>/<record-id>`.
     kind=note:    ref is the path below notes/.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     kind: Literal["session", "source", "note"]
     ref: str

@@ -19,3 +19,9 @@ class Model(BaseModel):
     """pydantic's BaseModel, built on first use; a subclass's own `model_config` adds to this one."""
 
     model_config = ConfigDict(defer_build=True)
+
+
+class Record(Model):
+    """A frozen model that refuses unknown keys: the shape of nearly every type we pass around."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 
 Severity = Literal["error", "warning"]
 
 
-class Finding(Model):
+class Finding(Record):
     """`path:line: CODE message` — path is relative to the Brain, lines count from 1.
 
     Line 0 means the finding is about the Brain as a whole (E000: a check itself failed).
     JSON is `model_dump()` / `model_dump_json()`: {code, path, line, message, severity}.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     code: str
     path: str

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 from brain.page import Page
 from brain.view import BrainView
 from validators.documents import cached, prose_lines
@@ -18,16 +16,14 @@ from validators.documents import cached, prose_lines
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
-class Claim(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Claim(Record):
     path: str
     line: int
     text: str
     cites: list[int]
 
 
-class ClaimVerdict(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ClaimVerdict(Record):
     path: str
     line: int
     claim: str
