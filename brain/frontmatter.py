@@ -221,9 +221,9 @@ def scalar(value: Any, flow: bool = False) -> str:
         return {True: "true", False: "false", None: "null"}[value]
     if isinstance(value, int):
         return repr(value)  # floats go through PyYAML: it reads `1e+16` and `inf` back as strings
-    if isinstance(value, str) and _plain_ok(value, flow):
-        return value
     if isinstance(value, str):
+        if _plain_ok(value, flow):
+            return value
         if value.isprintable() and not any(c in value for c in "\x85\u2028\u2029"):
             return "'" + value.replace("'", "''") + "'"
         return _double_quoted(value)

@@ -141,12 +141,9 @@ def dream_may_write(rel_path: str) -> bool:
     return rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS)
 
 
-_PAGE_PREFIX, _NOTE_PREFIX, _SUMMARY_PREFIX = KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/"
-
-
 def page_location(rel_path: str) -> tuple[str, str] | None:
     """(type, slug) for a path `knowledge/<folder>/<slug>.md`, else None."""
-    if not rel_path.startswith(_PAGE_PREFIX):  # most paths of a Brain are notes: no split for them
+    if not rel_path.startswith(KNOWLEDGE + "/"):  # most paths of a Brain are notes: no split for them
         return None
     parts = rel_path.split("/")
     if len(parts) != 3 or not parts[2].endswith(".md"):
@@ -162,16 +159,11 @@ def is_page_path(rel_path: str) -> bool:
 
 
 def is_note_path(rel_path: str) -> bool:
-    if not rel_path.startswith(_NOTE_PREFIX):
-        return False
-    parts = rel_path.split("/")
-    return len(parts) == 3 and parts[2].endswith(".md")
+    return doc_kind(rel_path) == "note"
 
 
 def is_summary_path(rel_path: str) -> bool:
-    if not rel_path.startswith(_SUMMARY_PREFIX) or not rel_path.endswith(".md"):
-        return False
-    return rel_path.count("/") == _SUMMARY_PREFIX.count("/")
+    return doc_kind(rel_path) == "summary"
 
 
 #: A document's path: a page, a note or a session summary (the generated indexes are none of them).
@@ -193,7 +185,7 @@ def known_location(rel_path: str) -> bool:
         return True
     if rel_path in (".gitignore", ".gitattributes", "README.md"):
         return True
-    if is_page_path(rel_path) or is_note_path(rel_path) or is_summary_path(rel_path):
+    if doc_kind(rel_path):
         return True
     parts = rel_path.split("/")
     if rel_path.startswith(SESSIONS_RAW + "/") and len(parts) == 3 and parts[2].endswith(".jsonl"):

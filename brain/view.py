@@ -20,9 +20,6 @@ from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, text_if_exists, under
 
-doc_kind = layout.doc_kind  # "page", "note", "summary" or ""
-
-
 def parse_bytes(rel: str, data: bytes) -> Page | PageError:
     """A document's bytes parsed, or why they cannot be."""
     try:
@@ -39,9 +36,9 @@ class BrainView:
 
     def __init__(self, tree: Tree, focus: Iterable[str] | None = None, below: "BrainView | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (Dream's gate
-        checks only what a run staged); names and resolution still see the whole tree. `below`:
-        the view of the tree this one's files are staged over (an OverlayTree's base): a file the
-        overlay does not stage is the same file, and its parse is taken from there."""
+        checks only what a run staged); names and resolution still see the whole tree. `below`: the
+        live view a staged one's OverlayTree lies over (see `staged`): a file the overlay does not
+        stage is the same file, and its parse is taken from there."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
         self.below = below
@@ -57,8 +54,7 @@ class BrainView:
     # -- documents --------------------------------------------------------------------------
     def _parse(self, rel: str) -> Page | PageError | None:
         if rel not in self._parsed:
-            if self.below is not None and isinstance(self.tree, OverlayTree) and not self.tree.upper.exists(rel) \
-                    and rel not in self.tree.deleted:
+            if self.below is not None and not self.tree.upper.exists(rel) and rel not in self.tree.deleted:
                 self._parsed[rel] = self.below._parse(rel)
             else:
                 data = self.tree.read_if_exists(rel)  # None: deleted since the tree was listed
@@ -89,11 +85,11 @@ class BrainView:
         """Every page, note and summary file, sorted (not symlinks: S checks report those). A staged
         view's are the live view's with the staged documents in (listing the live tree once a run)."""
         tree = self.tree
-        if self.below is not None and isinstance(tree, OverlayTree):
-            staged = {rel for rel in tree.upper.files() if doc_kind(rel)}
+        if self.below is not None:
+            staged = {rel for rel in tree.upper.files() if layout.doc_kind(rel)}
             return sorted((set(self.below.doc_paths) | staged) - tree.deleted)
         links = set(tree.symlinks())
-        return [rel for rel in self.files if doc_kind(rel) and rel not in links]
+        return [rel for rel in self.files if layout.doc_kind(rel) and rel not in links]
 
     @cached_property
     def _doc_set(self) -> frozenset[str]:
@@ -130,7 +126,7 @@ class BrainView:
     @cached_property
     def page_paths(self) -> list[str]:
         """Every file in a page location, parsed or not (the index must list them all)."""
-        return [p for p in self.paths_under(layout.KNOWLEDGE + "/") if doc_kind(p) == "page"]
+        return [p for p in self.paths_under(layout.KNOWLEDGE + "/") if layout.doc_kind(p) == "page"]
 
     @cached_property
     def pages(self) -> dict[str, Page]:
@@ -170,7 +166,7 @@ class BrainView:
         """casefolded file stem → the notes and summaries of that name (documents named by their file)."""
         out: dict[str, list[str]] = defaultdict(list)
         for path in self.doc_paths:
-            if doc_kind(path) != "page":
+            if layout.doc_kind(path) != "page":
                 out[path.rsplit("/", 1)[1][:-3].casefold()].append(path)
         return out
 
@@ -193,7 +189,7 @@ class BrainView:
     # -- sessions ---------------------------------------------------------------------------
     def session(self, session_id: str) -> Session | None:
         if session_id not in self._sessions:
-            if self.below is not None and isinstance(self.tree, OverlayTree):
+            if self.below is not None:
                 self._sessions[session_id] = self.below.session(session_id)  # never staged
                 self.session_problems.update(self.below.session_problems)
                 return self._sessions[session_id]
