@@ -8,6 +8,7 @@ however many checks look at it.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,16 +23,20 @@ from brain.page import Frontmatter, Page, key_lines_of, split_frontmatter
 from brain.view import BrainView
 
 T = TypeVar("T")
-_CACHE: WeakKeyDictionary[BrainView, dict[str, Any]] = WeakKeyDictionary()
 _SOURCE_ENTRY_RE = re.compile(r"""^\s+['"]?(\d+)['"]?\s*:""")
 
 
-def cached(view: BrainView, name: str, build: Callable[[], T]) -> T:
-    """`build()` once per view and name."""
-    slot = _CACHE.setdefault(view, {})
-    if name not in slot:
-        slot[name] = build()
-    return slot[name]
+def per_view(build: Callable[[BrainView], T]) -> Callable[[BrainView], T]:
+    """`build(view)` once per view (kept while the view lives): every check that asks shares it."""
+    results: WeakKeyDictionary[BrainView, T] = WeakKeyDictionary()
+
+    @functools.wraps(build)
+    def once(view: BrainView) -> T:
+        if view not in results:
+            results[view] = build(view)
+        return results[view]
+
+    return once
 
 
 @dataclass
@@ -59,12 +64,9 @@ class Document:
         return self.key_lines.get(key, 1)
 
 
+@per_view
 def documents(view: BrainView) -> list[Document]:
     """Every document the view read (parsed or failed), sorted by path."""
-    return cached(view, "documents", lambda: _documents(view))
-
-
-def _documents(view: BrainView) -> list[Document]:
     out: list[Document] = []
     for path in sorted(set(view.docs) | set(view.errors)):
         kind = layout.doc_kind(path)

@@ -17,7 +17,7 @@ from brain.invisible import strip_invisible
 from brain.patterns import Span
 from brain.secrets import secret_spans
 from brain.view import BrainView
-from validators.documents import LineIndex, cached, doc_text
+from validators.documents import LineIndex, doc_text, per_view
 from validators.injection import injection_spans
 from validators.registry import Item, check
 
@@ -46,17 +46,15 @@ def scanned_paths(view: BrainView) -> list[str]:
     ]
 
 
+@per_view
 def _scans(view: BrainView) -> list[_Scan]:
-    def build() -> list[_Scan]:
-        out = []
-        for rel in scanned_paths(view):
-            text = doc_text(view, rel)
-            if text is None or "\x00" in text:
-                continue  # binary: S001/F001 report it; a regex over it means nothing
-            out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
-        return out
-
-    return cached(view, "safety_scans", build)
+    out = []
+    for rel in scanned_paths(view):
+        text = doc_text(view, rel)
+        if text is None or "\x00" in text:
+            continue  # binary: S001/F001 report it; a regex over it means nothing
+        out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
+    return out
 
 
 def _snippet(text: str, limit: int = 60) -> str:

@@ -11,7 +11,7 @@ import re
 from brain.model import Record
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import cached, prose_lines
+from validators.documents import per_view, prose_lines
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
@@ -63,7 +63,7 @@ def _split_sentences(text: str) -> list[str]:
 def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
     """The cited text of each source, as 'speaker: text' so names count as support."""
     texts: list[str] = []
-    known = cached(view, "evidence", dict)  # the notes of a topic cite the same turns again and again
+    known = _evidence(view)
     for n in cites:
         raw = page.frontmatter.sources.get(n)
         if raw is None:
@@ -73,6 +73,12 @@ def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
             found = known[raw] = [] if view.check_target(raw) is not None else _cited(view, raw)
         texts += found
     return texts
+
+
+@per_view
+def _evidence(view: BrainView) -> dict[str, list[str]]:
+    """Evidence texts by target string: the notes of a topic cite the same turns again and again."""
+    return {}
 
 
 def _cited(view: BrainView, raw: str) -> list[str]:
