@@ -102,9 +102,6 @@ class BrainView:
     def _load(self, paths: Iterable[str]) -> dict[str, Page]:
         return {rel: page for rel in paths if isinstance(page := self._parse(rel), Page)}
 
-    def docs_under(self, prefix: str) -> dict[str, Page]:
-        return self._load(self.paths_under(prefix))
-
     @cached_property
     def _focus_paths(self) -> list[str]:
         return self.doc_paths if self.focus is None else [p for p in self.doc_paths if p in self.focus]
@@ -135,11 +132,11 @@ class BrainView:
     @cached_property
     def summaries(self) -> dict[str, Page]:
         """Session summaries by session id."""
-        return {d.slug: d for d in self.docs_under(layout.SESSIONS_SUMMARIES + "/").values()}
+        return {d.slug: d for d in self._load(self.paths_under(layout.SESSIONS_SUMMARIES + "/")).values()}
 
     @cached_property
     def notes(self) -> dict[str, Page]:
-        return self.docs_under(layout.NOTES + "/")
+        return self._load(self.paths_under(layout.NOTES + "/"))
 
     def page_lines(self) -> dict[str, str]:
         """The index line of each page that parses (path → line), as knowledge/index.md lists it."""

@@ -1,4 +1,4 @@
-"""The check registry: `@check(code, severity, summary)` and `run_checks(view)`.
+"""The check registry: `@check(code, severity, summary)`, `run_checks(view)` and the `Finding`s it returns.
 
 A check is a function `fn(view: BrainView)` yielding `Finding`s or `(path, line, message)`
 tuples; the registry stamps code and severity on the tuples. Checks only read the view.
@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from brain.errors import BrainError
+from brain.model import Record
 from brain.view import BrainView
-from validators.finding import Finding, Severity
+
+Severity = Literal["error", "warning"]
 
 FAMILIES: dict[str, str] = {
     "F": "front matter",
@@ -43,6 +45,26 @@ class Check:
 
 
 CHECKS: dict[str, Check] = {}
+
+
+class Finding(Record):
+    """`path:line: CODE message` — path is relative to the Brain, lines count from 1.
+
+    Line 0 means the finding is about the Brain as a whole (E000: a check itself failed).
+    JSON is `model_dump()` / `model_dump_json()`: {code, path, line, message, severity}.
+    """
+
+    code: str
+    path: str
+    line: int
+    message: str
+    severity: Severity
+
+    def lint_line(self) -> str:
+        return f"{self.path}:{self.line}: {self.code} {self.message}"
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.code, self.message)
 
 
 class UnknownCheckError(BrainError):
