@@ -1,5 +1,5 @@
 """Shared, cached readings of a BrainView for the checks: documents with their raw front matter,
-source entry lines, and offset → line lookup.
+and the lines of source entries and prose.
 
 Results are cached per view (weakly), so each file is read and parsed at most once per run
 however many checks look at it.
@@ -7,12 +7,10 @@ however many checks look at it.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -129,26 +127,6 @@ def source_lines(page: Page) -> dict[int, int]:
         if m:
             out.setdefault(int(m.group(1)), lineno)
     return {n: out.get(n, start) for n in page.frontmatter.sources}
-
-
-class LineIndex:
-    """1-based line of a character offset in a text (binary search over newline offsets, found
-    when first asked: most texts a gate scans have nothing to point at)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    @cached_property
-    def _starts(self) -> list[int]:
-        return [m.start() for m in re.finditer("\n", self._text)]
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_left(self._starts, offset) + 1
-
-    def column(self, offset: int) -> int:
-        """1-based column (in characters) of an offset."""
-        i = bisect.bisect_left(self._starts, offset)
-        return offset - (self._starts[i - 1] + 1 if i else 0) + 1
 
 
 def doc_text(view: BrainView, path: str) -> str | None:

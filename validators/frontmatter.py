@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from brain import layout
@@ -96,16 +96,19 @@ def wrong_types(doc: Document) -> list[tuple[int, str]]:
     return out
 
 
-def _is_date(value: Any) -> bool:
-    return _reads(value, lambda text: _DATE_RE.match(text) and dt.date.fromisoformat(text))
-
-
-def _reads(value: Any, parse: Callable[[str], object]) -> bool:
-    """True for a date YAML already read, or text that `parse` reads."""
+def _as_date(value: Any) -> dt.date | None:
+    """The date a value names: one YAML read, or YYYY-MM-DD text; None when it names none."""
     if isinstance(value, dt.date):
-        return True
+        return value.date() if isinstance(value, dt.datetime) else value
     try:
-        return isinstance(value, str) and bool(parse(value.strip()))
+        return dt.date.fromisoformat(value.strip()) if isinstance(value, str) and _DATE_RE.match(value.strip()) else None
+    except ValueError:
+        return None
+
+
+def _is_timestamp(value: Any) -> bool:
+    try:
+        return isinstance(value, dt.date) or (isinstance(value, str) and bool(dt.datetime.fromisoformat(value.strip())))
     except ValueError:
         return False
 
@@ -114,11 +117,11 @@ def bad_dates(doc: Document) -> list[tuple[int, str]]:
     out = []
     for key in _DATE_KEYS:
         value = doc.meta.get(key)
-        if not _empty(value) and not _is_date(value):
+        if not _empty(value) and _as_date(value) is None:
             out.append((doc.line(key), f"{key} {_show(value)} is not a date; write YYYY-MM-DD"))
     if doc.kind == "summary":
         value = doc.meta.get("started")
-        if not _empty(value) and not _reads(value, dt.datetime.fromisoformat):
+        if not _empty(value) and not _is_timestamp(value):
             out.append((doc.line("started"), f"started {_show(value)} is not a date and time; write e.g. 2026-05-03T10:02:00+09:00"))
     return out
 
@@ -225,11 +228,9 @@ def summary_id(view: BrainView) -> Iterator[Item]:
 def updated_before_created(view: BrainView) -> Iterator[Item]:
     for doc in documents(view):
         meta = doc.meta or {}
-        created, updated = meta.get("created"), meta.get("updated")
-        if _is_date(created) and _is_date(updated):
-            c, u = _as_date(created), _as_date(updated)
-            if u < c:
-                yield doc.path, doc.line("updated"), f"updated {u.isoformat()} is earlier than created {c.isoformat()}; fix one of the dates"
+        c, u = _as_date(meta.get("created")), _as_date(meta.get("updated"))
+        if c is not None and u is not None and u < c:
+            yield doc.path, doc.line("updated"), f"updated {u.isoformat()} is earlier than created {c.isoformat()}; fix one of the dates"
 
 
 @check("F011", "warning", "note topic does not match its folder notes/<topic>/")
@@ -240,10 +241,3 @@ def note_topic_folder(view: BrainView) -> Iterator[Item]:
         if doc.kind == "note" and value is not None and value != folder:
             yield doc.path, doc.line("topic"), f"topic '{value}' does not match the folder notes/{folder}/; move the note or fix the topic"
 
-
-def _as_date(value: Any) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    return dt.date.fromisoformat(value.strip())

@@ -8,16 +8,19 @@ validators.injection.
 
 from __future__ import annotations
 
+import bisect
+import re
 import unicodedata
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from brain import layout
 from brain.invisible import strip_invisible
 from brain.patterns import Span
 from brain.secrets import secret_spans
 from brain.view import BrainView
-from validators.documents import LineIndex, doc_text, per_view
+from validators.documents import doc_text, per_view
 from validators.injection import injection_spans
 from validators.registry import Item, check
 
@@ -30,12 +33,18 @@ _QUOTE_IT = "remove it, or quote it inside a '> [!untrusted]' callout"
 class _Scan:
     path: str
     text: str
-    lines: LineIndex
     secrets: list[Span]
     injections: list[Span]
 
+    @cached_property
+    def _newlines(self) -> list[int]:
+        """Offsets of the text's newlines, found when first asked: most texts have nothing to point at."""
+        return [m.start() for m in re.finditer("\n", self.text)]
+
     def where(self, start: int) -> tuple[int, int]:
-        return self.lines.line(start), self.lines.column(start)
+        """1-based line and column (in characters) of an offset."""
+        i = bisect.bisect_left(self._newlines, start)
+        return i + 1, start - (self._newlines[i - 1] + 1 if i else 0) + 1
 
 
 def scanned_paths(view: BrainView) -> list[str]:
@@ -53,7 +62,7 @@ def _scans(view: BrainView) -> list[_Scan]:
         text = doc_text(view, rel)
         if text is None or "\x00" in text:
             continue  # binary: S001/F001 report it; a regex over it means nothing
-        out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
+        out.append(_Scan(rel, text, secret_spans(text), injection_spans(text)))
     return out
 
 
