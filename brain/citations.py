@@ -35,9 +35,29 @@ class CitationTarget(Record):
     last_turn: int | None = None
 
     @classmethod
+    @functools.lru_cache(maxsize=65536)  # frozen, so one parsed target serves every reader
     def parse(cls, text: str) -> "CitationTarget":
         """The target a string names; raises CitationError (saying what is wrong) when malformed."""
-        return _parse_target(str(text))
+        text = str(text).strip()
+        m = _SESSION_RE.match(text)
+        if m:
+            first = int(m.group(2))
+            last = int(m.group(3)) if m.group(3) else first
+            if first < 1 or last < first:
+                raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
+            if ".." in m.group(1):
+                raise CitationError("session id must not contain '..'")
+            return cls(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
+        m = _SOURCE_RE.match(text)
+        if m:
+            return cls(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
+        m = _NOTE_RE.match(text)
+        if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
+            return cls(kind="note", ref=m.group(1))
+        raise CitationError(
+            f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
+            "source:<connector>/<id> or note:<path>.md"
+        )
 
     @classmethod
     def session(cls, session_id: str, first: int, last: int | None = None) -> "CitationTarget":
@@ -64,31 +84,6 @@ class CitationTarget(Record):
                 return f"session:{self.ref}#t{self.first_turn}-t{self.last_turn}"
             return f"session:{self.ref}#t{self.first_turn}"
         return f"{self.kind}:{self.ref}"
-
-
-# Frozen models: one parsed target serves every reader; a gate resolves each note's targets several times.
-@functools.lru_cache(maxsize=65536)
-def _parse_target(text: str) -> CitationTarget:
-    text = text.strip()
-    m = _SESSION_RE.match(text)
-    if m:
-        first = int(m.group(2))
-        last = int(m.group(3)) if m.group(3) else first
-        if first < 1 or last < first:
-            raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
-        if ".." in m.group(1):
-            raise CitationError("session id must not contain '..'")
-        return CitationTarget(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
-    m = _SOURCE_RE.match(text)
-    if m:
-        return CitationTarget(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
-    m = _NOTE_RE.match(text)
-    if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
-        return CitationTarget(kind="note", ref=m.group(1))
-    raise CitationError(
-        f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
-        "source:<connector>/<id> or note:<path>.md"
-    )
 
 
 def expand_session_cites(targets: list[CitationTarget]) -> list[str]:

@@ -36,10 +36,6 @@ class Page(Record):
     def slug(self) -> str:
         return self.path.rsplit("/", 1)[-1].removesuffix(".md")
 
-    @property
-    def title(self) -> str:
-        return self.frontmatter.title
-
     @functools.cached_property
     def key_lines(self) -> dict[str, int]:
         """Line of each top-level front matter key in the file it was parsed from ({} for a page built in code)."""

@@ -21,10 +21,6 @@ class SourceRecord(Record):
     fields: dict[str, str] = Field(default_factory=dict)
     text: str
 
-    @property
-    def ref(self) -> str:
-        return f"source:{self.connector}/{self.record_id}"
-
 
 def unfold(text: str) -> list[str]:
     """RFC 5545/6350 content lines: a line starting with space or tab continues the previous one."""
