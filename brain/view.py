@@ -239,21 +239,20 @@ class BrainView:
             return f"{target}: no such note under {layout.NOTES}/"
         return None
 
-    def cited_text(self, raw: str) -> list[tuple[str, str]]:
-        """(label, text) of what a target points at: each turn with speaker and time, or the record."""
+    def cited_text(self, raw: str) -> list[str]:
+        """The texts a target points at: each turn as 'speaker: text' (the speaker's first word, so
+        that a name counts as support), or the record, or the note."""
         target = CitationTarget.parse(raw)
         if target.kind == "session":
             session = self.session(target.ref)
+            turns = [session.turn(n) for n in target.turns] if session else []
             out = []
-            for n in target.turns:
-                turn = session.turn(n) if session else None
-                if turn is not None:
-                    who = turn.speaker or turn.role
-                    when = f" {turn.time}" if turn.time else ""
-                    out.append((f"session:{target.ref}#t{n} {who}{when}", turn.text))
+            for turn in filter(None, turns):
+                who = (turn.speaker or turn.role).split(" ")[0]
+                out.append(f"{who}: {turn.text}" if who else turn.text)
             return out
         if target.kind == "source":
             rec = self.source_records.get(target.ref)
-            return [(str(target), rec.text)] if rec else []
+            return [rec.text] if rec else []
         note = self.doc(f"{layout.NOTES}/{target.ref}")
-        return [(str(target), note.body.strip())] if note else []
+        return [note.body.strip()] if note else []

@@ -70,7 +70,7 @@ def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
             continue
         found = known.get(raw)
         if found is None:
-            found = known[raw] = [] if view.check_target(raw) is not None else _cited(view, raw)
+            found = known[raw] = [] if view.check_target(raw) is not None else view.cited_text(raw)
         texts += found
     return texts
 
@@ -79,12 +79,3 @@ def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
 def _evidence(view: BrainView) -> dict[str, list[str]]:
     """Evidence texts by target string: the notes of a topic cite the same turns again and again."""
     return {}
-
-
-def _cited(view: BrainView, raw: str) -> list[str]:
-    out = []
-    for label, text in view.cited_text(raw):
-        speaker = label.split(" ")[1] if label.startswith("session:") and " " in label else ""
-        out.append(f"{speaker}: {text}" if speaker else text)
-    return out
-
