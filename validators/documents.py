@@ -129,17 +129,6 @@ def source_lines(page: Page) -> dict[int, int]:
     return {n: out.get(n, start) for n in page.frontmatter.sources}
 
 
-def doc_text(view: BrainView, path: str) -> str | None:
-    """The text of a file (a parsed document's source text when available); None if unreadable."""
-    page = view.docs.get(path)
-    if page is not None and page.source_text is not None:
-        return page.source_text
-    try:
-        return view.tree.read_bytes(path).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-
-
 def nearest(name: str, choices: list[str]) -> str | None:
     """A close match for a "did you mean …?" hint (only for small choice lists)."""
     import difflib

@@ -19,8 +19,9 @@ from brain import layout
 from brain.invisible import strip_invisible
 from brain.patterns import Span
 from brain.secrets import secret_spans
+from brain.tree import text_if_exists
 from brain.view import BrainView
-from validators.documents import doc_text, per_view
+from validators.documents import per_view
 from validators.injection import injection_spans
 from validators.registry import Item, check
 
@@ -47,19 +48,17 @@ class _Scan:
         return i + 1, start - (self._newlines[i - 1] + 1 if i else 0) + 1
 
 
-def scanned_paths(view: BrainView) -> list[str]:
-    return [
-        rel
-        for rel in view.checked_files
-        if (rel.startswith(_ROOTS) or rel in layout.GENERATED) and not view.tree.is_symlink(rel)
-    ]
-
-
 @per_view
 def _scans(view: BrainView) -> list[_Scan]:
     out = []
-    for rel in scanned_paths(view):
-        text = doc_text(view, rel)
+    for rel in view.checked_files:
+        if not (rel.startswith(_ROOTS) or rel in layout.GENERATED) or view.tree.is_symlink(rel):
+            continue
+        page = view.docs.get(rel)  # a parsed document's text is at hand
+        try:
+            text = page.source_text if page is not None else text_if_exists(view.tree, rel)
+        except OSError:
+            continue  # unreadable: nothing to scan
         if text is None or "\x00" in text:
             continue  # binary: S001/F001 report it; a regex over it means nothing
         out.append(_Scan(rel, text, secret_spans(text), injection_spans(text)))
