@@ -101,14 +101,13 @@ def slugify(text: str, fallback: str = "page") -> str:
 
 def is_unsafe_component(part: str) -> bool:
     """A path component that must never be written: traversal, reserved device names, control chars."""
-    if part in FORBIDDEN_COMPONENTS or part == "":
-        return True
-    stem = part.split(".")[0].lower()
-    if stem in WINDOWS_RESERVED:
-        return True
-    if _UNSAFE_CHARS_RE.search(part):
-        return True
-    return part.endswith((" ", "."))
+    return (
+        part in FORBIDDEN_COMPONENTS
+        or part == ""
+        or part.split(".")[0].lower() in WINDOWS_RESERVED
+        or bool(_UNSAFE_CHARS_RE.search(part))
+        or part.endswith((" ", "."))
+    )
 
 
 def unsafe_reason(rel_path: str) -> str | None:
@@ -136,9 +135,7 @@ def is_state_path(rel_path: str) -> bool:
 
 def dream_may_write(rel_path: str) -> bool:
     """True when invariant 1 lets dream write this path (and it is a safe name)."""
-    if unsafe_reason(rel_path):
-        return False
-    return rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS)
+    return not unsafe_reason(rel_path) and (rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS))
 
 
 def page_location(rel_path: str) -> tuple[str, str] | None:
@@ -181,15 +178,12 @@ def doc_kind(rel: str) -> str:
 
 def known_location(rel_path: str) -> bool:
     """True when a tracked file belongs to the Brain layout (S001 flags the rest)."""
-    if rel_path in GENERATED or rel_path in (CONFIG, GUIDE, STATE, INSTRUCTIONS, FORGET):
-        return True
-    if rel_path in (".gitignore", ".gitattributes", "README.md"):
-        return True
-    if doc_kind(rel_path):
-        return True
     parts = rel_path.split("/")
-    if rel_path.startswith(SESSIONS_RAW + "/") and len(parts) == 3 and parts[2].endswith(".jsonl"):
-        return True
-    if parts[0] in (SOURCES, RULES, ".obsidian"):
-        return True
-    return rel_path.startswith(DREAM_DIR + "/")
+    return (
+        rel_path in GENERATED
+        or rel_path in (CONFIG, GUIDE, STATE, INSTRUCTIONS, FORGET, ".gitignore", ".gitattributes", "README.md")
+        or bool(doc_kind(rel_path))
+        or (rel_path.startswith(SESSIONS_RAW + "/") and len(parts) == 3 and parts[2].endswith(".jsonl"))
+        or parts[0] in (SOURCES, RULES, ".obsidian")
+        or rel_path.startswith(DREAM_DIR + "/")
+    )

@@ -140,9 +140,4 @@ def _collect_inline(tok, base: int, links: list, cites: list, code_refs: list) -
 
 def strip_refs(text: str) -> str:
     """Plain text: `[[slug|text]]` → text, `[[slug]]` → slug, cites removed."""
-
-    def _link(m: re.Match) -> str:
-        return (m.group(3) or m.group(1) or "").strip()
-
-    text = _CITE_RE.sub("", text)
-    return _WIKILINK_RE.sub(_link, text)
+    return _WIKILINK_RE.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), _CITE_RE.sub("", text))

@@ -32,10 +32,6 @@ _DATE_KEYS = ("created", "updated", "observed")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def _names(keys: tuple[str, ...]) -> str:
-    return ", ".join(keys[:-1]) + " and " + keys[-1]
-
-
 def _kind_name(value: Any) -> str:
     return {dict: "a mapping", list: "a list", bool: "true/false"}.get(type(value), type(value).__name__)
 
@@ -57,9 +53,10 @@ def _empty(value: Any) -> bool:
 def missing_keys(doc: Document) -> list[tuple[int, str]]:
     out = []
     need = REQUIRED[doc.kind]
+    names = ", ".join(need[:-1]) + " and " + need[-1]
     for key in need:
         if key not in doc.meta:
-            out.append((1, f"front matter key '{key}' is missing; {KIND_WHERE[doc.kind]} needs {_names(need)}"))
+            out.append((1, f"front matter key '{key}' is missing; {KIND_WHERE[doc.kind]} needs {names}"))
         elif _empty(doc.meta[key]):
             out.append((doc.line(key), f"front matter key '{key}' is empty; give it a value"))
     return out

@@ -134,7 +134,11 @@ def run_checks(
 def _run_one(chk: Check, view: BrainView, found: set[Finding]) -> None:
     try:
         for item in chk.fn(view):
-            found.add(_to_finding(chk, item))
+            if isinstance(item, Finding):
+                found.add(item)
+                continue
+            path, line, message = item  # an Item: stamped with the check's code and severity
+            found.add(Finding(code=chk.code, path=str(path), line=int(line), message=str(message), severity=chk.severity))
     except Exception as exc:  # noqa: BLE001 - a validator bug must not hide the other checks
         found.add(
             Finding(
@@ -152,9 +156,3 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
-
-def _to_finding(chk: Check, item: Any) -> Finding:
-    if isinstance(item, Finding):
-        return item
-    path, line, message = item
-    return Finding(code=chk.code, path=str(path), line=int(line), message=str(message), severity=chk.severity)
