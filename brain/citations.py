@@ -68,10 +68,6 @@ class CitationTarget(Record):
         return self.ref.split("/", 1)[0] if self.kind == "source" else None
 
     @property
-    def record_id(self) -> str | None:
-        return self.ref.split("/", 1)[1] if self.kind == "source" else None
-
-    @property
     def turns(self) -> range:
         """The cited turn numbers (empty for non-session targets)."""
         if self.kind != "session" or self.first_turn is None:
