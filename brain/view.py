@@ -20,6 +20,7 @@ from brain.sessions import Session, SessionProblem, parse_session
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, text_if_exists, under
 
+
 def parse_bytes(rel: str, data: bytes) -> Page | PageError:
     """A document's bytes parsed, or why they cannot be."""
     try:

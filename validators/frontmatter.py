@@ -17,7 +17,6 @@ from brain.view import BrainView
 from validators.documents import Document, documents, nearest
 from validators.registry import Item, check
 
-
 REQUIRED: dict[str, tuple[str, ...]] = {
     "page": ("title", "type", "summary", "created", "updated"),
     "summary": ("id", "title", "type", "started", "turns"),
