@@ -1,7 +1,7 @@
 """The base of every pydantic model in brain/, dream/ and validators/.
 
 `defer_build`: a model's validator and serializer are built the first time it is used, not when
-its module is imported, so a command builds only the models it uses (docs/BENCHMARKS.md).
+its module is imported, so a command builds only the models it uses.
 """
 
 from __future__ import annotations
