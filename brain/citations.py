@@ -10,9 +10,7 @@ import functools
 import re
 from typing import Literal
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 
 _SESSION_RE = re.compile(r"^session:([A-Za-z0-9][A-Za-z0-9._-]*)#t(\d+)(?:-t(\d+))?$")
 _SOURCE_RE = re.compile(r"^source:([A-Za-z0-9][A-Za-z0-9._-]*)/(\S+)$")
@@ -23,7 +21,7 @@ class CitationError(ValueError):
     """A citation target string that does not follow the format; the message says which."""
 
 
-class CitationTarget(Model):
+class CitationTarget(Record):
     """Where a cited claim's evidence lives.
 
     kind=session: ref is the session id, turns first_turn..last_turn (inclusive, from 1).
@@ -31,17 +29,35 @@ class CitationTarget(Model):
     kind=note:    ref is the path below notes/.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     kind: Literal["session", "source", "note"]
     ref: str
     first_turn: int | None = None
     last_turn: int | None = None
 
     @classmethod
+    @functools.lru_cache(maxsize=65536)  # frozen, so one parsed target serves every reader
     def parse(cls, text: str) -> "CitationTarget":
         """The target a string names; raises CitationError (saying what is wrong) when malformed."""
-        return _parse_target(str(text))
+        text = str(text).strip()
+        m = _SESSION_RE.match(text)
+        if m:
+            first = int(m.group(2))
+            last = int(m.group(3)) if m.group(3) else first
+            if first < 1 or last < first:
+                raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
+            if ".." in m.group(1):
+                raise CitationError("session id must not contain '..'")
+            return cls(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
+        m = _SOURCE_RE.match(text)
+        if m:
+            return cls(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
+        m = _NOTE_RE.match(text)
+        if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
+            return cls(kind="note", ref=m.group(1))
+        raise CitationError(
+            f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
+            "source:<connector>/<id> or note:<path>.md"
+        )
 
     @classmethod
     def session(cls, session_id: str, first: int, last: int | None = None) -> "CitationTarget":
@@ -50,10 +66,6 @@ class CitationTarget(Model):
     @property
     def connector(self) -> str | None:
         return self.ref.split("/", 1)[0] if self.kind == "source" else None
-
-    @property
-    def record_id(self) -> str | None:
-        return self.ref.split("/", 1)[1] if self.kind == "source" else None
 
     @property
     def turns(self) -> range:
@@ -68,31 +80,6 @@ class CitationTarget(Model):
                 return f"session:{self.ref}#t{self.first_turn}-t{self.last_turn}"
             return f"session:{self.ref}#t{self.first_turn}"
         return f"{self.kind}:{self.ref}"
-
-
-# Frozen models: one parsed target serves every reader; a gate resolves each note's targets several times.
-@functools.lru_cache(maxsize=65536)
-def _parse_target(text: str) -> CitationTarget:
-    text = text.strip()
-    m = _SESSION_RE.match(text)
-    if m:
-        first = int(m.group(2))
-        last = int(m.group(3)) if m.group(3) else first
-        if first < 1 or last < first:
-            raise CitationError(f"turn range t{first}-t{last} must start at 1 or later and not run backwards")
-        if ".." in m.group(1):
-            raise CitationError("session id must not contain '..'")
-        return CitationTarget(kind="session", ref=m.group(1), first_turn=first, last_turn=last)
-    m = _SOURCE_RE.match(text)
-    if m:
-        return CitationTarget(kind="source", ref=f"{m.group(1)}/{m.group(2)}")
-    m = _NOTE_RE.match(text)
-    if m and ".." not in m.group(1).split("/") and not m.group(1).startswith("/"):
-        return CitationTarget(kind="note", ref=m.group(1))
-    raise CitationError(
-        f"malformed citation target {text!r}: expected session:<id>#t<n>[-t<m>], "
-        "source:<connector>/<id> or note:<path>.md"
-    )
 
 
 def expand_session_cites(targets: list[CitationTarget]) -> list[str]:

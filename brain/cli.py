@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -18,9 +18,6 @@ from brain import __version__
 from brain.cli_agents import hook, install, mcp, serve
 from brain.cli_options import brain_option, embedder_name, embedder_option, json_option, root_of
 from brain.errors import BrainError, PageError
-
-if TYPE_CHECKING:
-    from brain.view import BrainView
 
 
 class BrainGroup(click.Group):
@@ -35,12 +32,6 @@ class BrainGroup(click.Group):
             if exc.hint:
                 click.echo(f"hint: {exc.hint}", err=True)
             ctx.exit(1)
-
-
-def _view(root: Path) -> BrainView:
-    from brain.answers import view_of
-
-    return view_of(root)
 
 
 def _echo_json(data: Any) -> None:
@@ -116,14 +107,14 @@ def show(name: str, brain_path: str | None, as_json: bool) -> None:
     NAME is a slug, alias, title, note stem, session id or path (case-insensitive). With
     --json: its front matter, body, links and cites, each with its line.
     """
-    from brain.answers import show_text
+    from brain.answers import show_text, view_of
     from brain.lookup import find_doc
 
     root = root_of(brain_path)
     if not as_json:
         click.echo(show_text(root, name), nl=False)
         return
-    view = _view(root)
+    view = view_of(root)
     path = find_doc(view, name)
     if path in view.errors:
         raise view.errors[path]
@@ -186,7 +177,7 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
     Resolves `[cite:N]` of NAME through its `sources` and prints each cited turn (session,
     turn, speaker and time, then the text indented), or the connector record or note.
     """
-    from brain.answers import cite_text
+    from brain.answers import cite_text, view_of
     from brain.evidence import cite_evidence
     from brain.lookup import find_doc
 
@@ -194,7 +185,7 @@ def cite(name: str, n: int, brain_path: str | None, as_json: bool) -> None:
     if not as_json:
         click.echo(cite_text(root, name, n), nl=False)
         return
-    view = _view(root)
+    view = view_of(root)
     _echo_json(cite_evidence(view, find_doc(view, name), n).model_dump())
 
 
@@ -210,11 +201,12 @@ def log(name: str, limit: int, brain_path: str | None, as_json: bool) -> None:
     run id (`-` for manual edits), subject. A path (knowledge/…/x.md) also works for a page
     that no longer exists.
     """
+    from brain.answers import view_of
     from brain.lookup import find_doc
     from brain.repo import BrainRepo
 
     root = root_of(brain_path)
-    path = name if name.endswith(".md") and "/" in name else find_doc(_view(root), name)
+    path = name if name.endswith(".md") and "/" in name else find_doc(view_of(root), name)
     entries = BrainRepo(root).log(path, limit=limit)
     if as_json:
         _echo_json([e.model_dump() for e in entries])
@@ -242,9 +234,10 @@ def validate(ctx: click.Context, fmt: str, as_json: bool, strict: bool, select: 
     lists the codes. Prints one finding per line, then a summary on stderr. Exit status 1
     when there is an error (or, with --strict, a warning), else 0.
     """
+    from brain.answers import view_of
     from validators import run_checks
 
-    view = _view(root_of(brain_path))
+    view = view_of(root_of(brain_path))
     findings = run_checks(view, select=select, ignore=ignore)
     if as_json or fmt == "json":
         _echo_json([f.model_dump() for f in findings])

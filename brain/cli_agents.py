@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -64,8 +65,6 @@ def session_start(budget: int, brain_path: str | None) -> None:
     `hookSpecificOutput.additionalContext`. Fails open: any problem prints one line on stderr and
     exits 0, and the session starts without it.
     """
-    import sys
-
     try:
         from brain.claude_code import session_start_context
 

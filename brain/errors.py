@@ -28,8 +28,7 @@ class PageError(BrainError):
         self.line = line
 
     def __str__(self) -> str:
-        base = f"{self.path}:{self.line}: {self.message}"
-        return f"{base} ({self.hint})" if self.hint else base
+        return f"{self.path}:{self.line}: {super().__str__()}"
 
 
 class NotFoundError(BrainError):

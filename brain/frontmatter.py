@@ -16,7 +16,6 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from brain.citations import CitationTarget
 from brain.errors import PageError
 from brain.model import Model, empty_list
 
@@ -76,17 +75,18 @@ class Frontmatter(Model):
             raise ValueError("sources must be a mapping of numbers to citation targets")
         out: dict[int, str] = {}
         for k, target in v.items():
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
+            if not is_source_key(k):
                 raise ValueError(f"source key {k!r} must be a whole number")
             out[int(k)] = str(target)
         return out
 
-    def target(self, n: int) -> CitationTarget:
-        """The parsed target of source n; KeyError when missing, CitationError when malformed."""
-        return CitationTarget.parse(self.sources[n])
-
     def extras(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
+
+
+def is_source_key(key: Any) -> bool:
+    """A key of `sources`: a whole number, as YAML reads `3:` or `"3":` (the N of [cite:N])."""
+    return not isinstance(key, bool) and (isinstance(key, int) or (isinstance(key, str) and key.isdigit()))
 
 
 def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, str, int]:
@@ -221,9 +221,9 @@ def scalar(value: Any, flow: bool = False) -> str:
         return {True: "true", False: "false", None: "null"}[value]
     if isinstance(value, int):
         return repr(value)  # floats go through PyYAML: it reads `1e+16` and `inf` back as strings
-    if isinstance(value, str) and _plain_ok(value, flow):
-        return value
     if isinstance(value, str):
+        if _plain_ok(value, flow):
+            return value
         if value.isprintable() and not any(c in value for c in "\x85\u2028\u2029"):
             return "'" + value.replace("'", "''") + "'"
         return _double_quoted(value)

@@ -101,14 +101,13 @@ def slugify(text: str, fallback: str = "page") -> str:
 
 def is_unsafe_component(part: str) -> bool:
     """A path component that must never be written: traversal, reserved device names, control chars."""
-    if part in FORBIDDEN_COMPONENTS or part == "":
-        return True
-    stem = part.split(".")[0].lower()
-    if stem in WINDOWS_RESERVED:
-        return True
-    if _UNSAFE_CHARS_RE.search(part):
-        return True
-    return part.endswith((" ", "."))
+    return (
+        part in FORBIDDEN_COMPONENTS
+        or part == ""
+        or part.split(".")[0].lower() in WINDOWS_RESERVED
+        or bool(_UNSAFE_CHARS_RE.search(part))
+        or part.endswith((" ", "."))
+    )
 
 
 def unsafe_reason(rel_path: str) -> str | None:
@@ -136,17 +135,12 @@ def is_state_path(rel_path: str) -> bool:
 
 def dream_may_write(rel_path: str) -> bool:
     """True when invariant 1 lets dream write this path (and it is a safe name)."""
-    if unsafe_reason(rel_path):
-        return False
-    return rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS)
-
-
-_PAGE_PREFIX, _NOTE_PREFIX, _SUMMARY_PREFIX = KNOWLEDGE + "/", NOTES + "/", SESSIONS_SUMMARIES + "/"
+    return not unsafe_reason(rel_path) and (rel_path in DREAM_WRITE_FILES or rel_path.startswith(DREAM_WRITE_ROOTS))
 
 
 def page_location(rel_path: str) -> tuple[str, str] | None:
     """(type, slug) for a path `knowledge/<folder>/<slug>.md`, else None."""
-    if not rel_path.startswith(_PAGE_PREFIX):  # most paths of a Brain are notes: no split for them
+    if not rel_path.startswith(KNOWLEDGE + "/"):  # most paths of a Brain are notes: no split for them
         return None
     parts = rel_path.split("/")
     if len(parts) != 3 or not parts[2].endswith(".md"):
@@ -162,16 +156,11 @@ def is_page_path(rel_path: str) -> bool:
 
 
 def is_note_path(rel_path: str) -> bool:
-    if not rel_path.startswith(_NOTE_PREFIX):
-        return False
-    parts = rel_path.split("/")
-    return len(parts) == 3 and parts[2].endswith(".md")
+    return doc_kind(rel_path) == "note"
 
 
 def is_summary_path(rel_path: str) -> bool:
-    if not rel_path.startswith(_SUMMARY_PREFIX) or not rel_path.endswith(".md"):
-        return False
-    return rel_path.count("/") == _SUMMARY_PREFIX.count("/")
+    return doc_kind(rel_path) == "summary"
 
 
 #: A document's path: a page, a note or a session summary (the generated indexes are none of them).
@@ -189,15 +178,12 @@ def doc_kind(rel: str) -> str:
 
 def known_location(rel_path: str) -> bool:
     """True when a tracked file belongs to the Brain layout (S001 flags the rest)."""
-    if rel_path in GENERATED or rel_path in (CONFIG, GUIDE, STATE, INSTRUCTIONS, FORGET):
-        return True
-    if rel_path in (".gitignore", ".gitattributes", "README.md"):
-        return True
-    if is_page_path(rel_path) or is_note_path(rel_path) or is_summary_path(rel_path):
-        return True
     parts = rel_path.split("/")
-    if rel_path.startswith(SESSIONS_RAW + "/") and len(parts) == 3 and parts[2].endswith(".jsonl"):
-        return True
-    if parts[0] in (SOURCES, RULES, ".obsidian"):
-        return True
-    return rel_path.startswith(DREAM_DIR + "/")
+    return (
+        rel_path in GENERATED
+        or rel_path in (CONFIG, GUIDE, STATE, INSTRUCTIONS, FORGET, ".gitignore", ".gitattributes", "README.md")
+        or bool(doc_kind(rel_path))
+        or (rel_path.startswith(SESSIONS_RAW + "/") and len(parts) == 3 and parts[2].endswith(".jsonl"))
+        or parts[0] in (SOURCES, RULES, ".obsidian")
+        or rel_path.startswith(DREAM_DIR + "/")
+    )

@@ -10,9 +10,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 
 if TYPE_CHECKING:  # imported by markdown(), when a body is first parsed: a command that reads only front matter never needs it
     from markdown_it import MarkdownIt
@@ -23,41 +21,36 @@ _CITE_RE = re.compile(r"\[cite:(\d{1,6})\]")
 _ANY_REF_RE = re.compile(_WIKILINK_RE.pattern + "|" + _CITE_RE.pattern)
 
 
-class WikiLink(Model):
+class WikiLink(Record):
     """`[[target#heading|text]]` at a 1-based line of the file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     target: str
     heading: str | None = None
     text: str | None = None
     line: int
 
 
-class CiteRef(Model):
+class CiteRef(Record):
     """`[cite:N]` at a 1-based line of the file."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     n: int
     line: int
 
 
-class Heading(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Heading(Record):
     level: int
     title: str
     line: int
 
 
-class CodeRef(Model):
+class CodeRef(Record):
     """A wikilink or cite written inside code: not an edge."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     text: str
     line: int
 
 
-class BodyRefs(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class BodyRefs(Record):
     links: list[WikiLink]
     cites: list[CiteRef]
     headings: list[Heading]
@@ -147,13 +140,4 @@ def _collect_inline(tok, base: int, links: list, cites: list, code_refs: list) -
 
 def strip_refs(text: str) -> str:
     """Plain text: `[[slug|text]]` → text, `[[slug]]` → slug, cites removed."""
-
-    def _link(m: re.Match) -> str:
-        return (m.group(3) or m.group(1) or "").strip()
-
-    text = _CITE_RE.sub("", text)
-    return _WIKILINK_RE.sub(_link, text)
-
-
-def wikilink(slug: str, text: str | None = None) -> str:
-    return f"[[{slug}|{text}]]" if text and text != slug else f"[[{slug}]]"
+    return _WIKILINK_RE.sub(lambda m: (m.group(3) or m.group(1) or "").strip(), _CITE_RE.sub("", text))

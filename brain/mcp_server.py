@@ -5,9 +5,8 @@ an agent reads the same page names, `[cite:N]` markers and turn references it ca
 `cite`. Pages, citations and links are read from disk at each call. The search index is opened
 once and opened again (brought up to date) when HEAD moves, so a `dream run` that commits between
 two calls is seen by the second; an uncommitted edit reaches `search` and `context` with the next
-commit. Bringing the index of a 10,000-session Brain up to date takes about half a second, too
-slow for every call (bench/mcp_latency.py). A bad argument (an unknown page, a citation that does
-not exist) is an MCP tool error with the reason; the server goes on.
+commit (bringing the index up to date at every call is too slow, docs/BENCHMARKS.md). A bad
+argument (an unknown page, a citation that does not exist) is an MCP tool error with the reason.
 """
 
 from __future__ import annotations

@@ -9,21 +9,19 @@ from __future__ import annotations
 import functools
 import re
 
-from pydantic import ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from brain.errors import PageError
 from brain.frontmatter import Frontmatter, dump_frontmatter, key_lines_of, scalar, split_frontmatter
 from brain.markdown import BodyRefs, CiteRef, CodeRef, Heading, WikiLink, parse_body
-from brain.model import Model
+from brain.model import Record
 
 __all__ = ["Frontmatter", "Page", "dump_frontmatter", "key_lines_of", "new_page", "parse_page", "render_new", "render_page",
            "split_frontmatter"]
 
 
-class Page(Model):
+class Page(Record):
     """A parsed Brain document. `source_*` keep what it was parsed from, for byte-stable rendering."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str
     frontmatter: Frontmatter
@@ -37,10 +35,6 @@ class Page(Model):
     @property
     def slug(self) -> str:
         return self.path.rsplit("/", 1)[-1].removesuffix(".md")
-
-    @property
-    def title(self) -> str:
-        return self.frontmatter.title
 
     @functools.cached_property
     def key_lines(self) -> dict[str, int]:

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from brain.errors import BrainError, NotFoundError
-from brain.model import Model, empty_list
+from brain.model import Record, empty_list
 
 _TRAILER_RE = re.compile(r"^(Dream-[A-Za-z-]+):[ \t]*(.*?)\s*$", re.M)
 _REJECTED_RE = re.compile(r"^Rejected: (.+)$", re.M)
@@ -26,11 +26,10 @@ _SHA_RE = re.compile(r"^[0-9a-f]{7,40}$")
 T = TypeVar("T")
 
 
-class LogEntry(Model):
+class LogEntry(Record):
     """One commit; a Dream run's carries its trailers (Dream-Sessions, Dream-Verifier …) and the
     files its gate rejected (`path: first reason`), as its message says them."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     sha: str
     date: str
     author: str
@@ -74,7 +73,11 @@ class BrainRepo:
     def git(self, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None) -> str:
         """Run `git <args>` in the Brain (`stdin`: what it reads); raises BrainError with git's message."""
         proc = self._run(args, env=git_env(env), stdin=stdin)
-        return _answer(args, proc.returncode, proc.stdout, proc.stderr)
+        if proc.returncode != 0:
+            text = proc.stderr.decode("utf-8", "surrogateescape").strip()
+            raise BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {proc.returncode}'}")
+        text = proc.stdout.decode("utf-8", "surrogateescape")
+        return text[:-1] if text.endswith("\n") else text  # one final newline less, as callers compare lines
 
     def git_dir(self) -> Path:
         """The repository's git folder (`.git`, or elsewhere for a linked worktree)."""
@@ -112,11 +115,7 @@ class BrainRepo:
 
     def cat_blob(self, blob: str) -> bytes | None:
         """Exact bytes of a blob by id (trailing newlines kept), None when git does not have it."""
-        return self._bytes("cat-file", "blob", blob)
-
-    def _bytes(self, *args: str) -> bytes | None:
-        """The output of `git <args>` as it is, None when git fails (an unknown revision or path)."""
-        proc = self._run(args)
+        proc = self._run(("cat-file", "blob", blob))
         return proc.stdout if proc.returncode == 0 else None
 
     def _run(self, args: tuple[str, ...], env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess:
@@ -176,15 +175,6 @@ class HeadCache(Generic[T]):
                 self.close(self.value)
             self.value, self.head = self.build(), head
         return self.value
-
-
-def _answer(args: tuple[str, ...], code: int | None, out: bytes, err: bytes | None) -> str:
-    """What `BrainRepo.git` gives for a finished `git <args>`: its output, or BrainError with git's message."""
-    if code != 0:
-        text = (err or b"").decode("utf-8", "surrogateescape").strip()
-        raise BrainError(f"git {' '.join(args[:2])} failed: {text or f'exit {code}'}")
-    text = out.decode("utf-8", "surrogateescape")
-    return text[:-1] if text.endswith("\n") else text  # one final newline less, as callers compare lines
 
 
 def blob_id(data: bytes) -> str:

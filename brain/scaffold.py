@@ -10,11 +10,9 @@ import json
 from importlib import resources
 from pathlib import Path
 
-from pydantic import ConfigDict
-
 from brain import layout
 from brain.errors import BrainError
-from brain.model import Model
+from brain.model import Record
 from brain.render import render_knowledge_index, render_sessions_index
 from brain.repo import BrainRepo
 
@@ -40,10 +38,9 @@ def initial_files() -> dict[str, str]:
     }
 
 
-class InitReport(Model):
+class InitReport(Record):
     """What `brain init` did."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     root: str
     created: list[str]
     kept: list[str]
@@ -69,11 +66,9 @@ def init_brain(root: Path, owner: str | None = None) -> InitReport:
         if rel == layout.CONFIG and owner:
             text = text.replace('# owner = "Your Name"', f"owner = {json.dumps(owner, ensure_ascii=False)}", 1)
         path = root / rel
-        if rel == ".gitignore" and path.is_file():
-            if _merge_ignore(path, text):
-                updated.append(rel)
-            else:
-                kept.append(rel)
+        if rel == ".gitignore" and path.is_file() and (merged := merged_ignore(path.read_text(encoding="utf-8"), text)):
+            path.write_text(merged, encoding="utf-8")
+            updated.append(rel)
         elif path.exists():
             kept.append(rel)
         else:
@@ -85,14 +80,6 @@ def init_brain(root: Path, owner: str | None = None) -> InitReport:
         repo = BrainRepo.init(root)
     commit = repo.commit_all("Initialise Brain", paths=created + updated) if created or updated else None
     return InitReport(root=str(root), created=created, kept=kept, updated=updated, new_repo=new_repo, commit=commit)
-
-
-def _merge_ignore(path: Path, template: str) -> bool:
-    """Append the ignore patterns the owner's .gitignore lacks; True when it changed."""
-    merged = merged_ignore(path.read_text(encoding="utf-8"), template)
-    if merged is not None:
-        path.write_text(merged, encoding="utf-8")
-    return merged is not None
 
 
 def merged_ignore(text: str, template: str | None = None) -> str | None:

@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from brain.invisible import strip_invisible
 from brain.layout import is_session_id
-from brain.model import Model, empty_list
+from brain.model import Model, Record, empty_list
 from brain.secrets import redact_secrets
 
 MAX_SESSION_BYTES = 50_000_000
@@ -50,8 +50,7 @@ class Turn(Model):
     text: str
 
 
-class Session(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Session(Record):
     header: SessionHeader
     turns: list[Turn]
 
@@ -66,8 +65,7 @@ class Session(Model):
         return next((t for t in self.turns if t.n == n), None)
 
 
-class SessionProblem(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class SessionProblem(Record):
     path: str
     line: int
     message: str

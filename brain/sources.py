@@ -6,25 +6,20 @@ path of a document below the connector folder.
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
-from brain.model import Model
+from brain.model import Record
 
 
-class SourceRecord(Model):
+class SourceRecord(Record):
     """One record of a connector export, flattened to properties and readable text."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     connector: str
     record_id: str
     kind: str  # "event", "contact" or "document"
     path: str
     fields: dict[str, str] = Field(default_factory=dict)
     text: str
-
-    @property
-    def ref(self) -> str:
-        return f"source:{self.connector}/{self.record_id}"
 
 
 def unfold(text: str) -> list[str]:

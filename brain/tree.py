@@ -31,7 +31,17 @@ class Tree(Protocol):
     def symlink_target(self, rel: str) -> str | None: ...
 
 
-class DirTree:
+class _ReadBytes:
+    """`read_bytes` of a tree, from its `read_if_exists`."""
+
+    def read_bytes(self, rel: str) -> bytes:
+        data = self.read_if_exists(rel)
+        if data is None:
+            raise FileNotFoundError(rel)
+        return data
+
+
+class DirTree(_ReadBytes):
     """A folder on disk, listed once (sorted) when first asked; `.git`, Dream's runs and caches are skipped."""
 
     def __init__(self, root: Path) -> None:
@@ -58,12 +68,6 @@ class DirTree:
     def symlinks(self) -> list[str]:
         self.files()
         return sorted(self._links)
-
-    def read_bytes(self, rel: str) -> bytes:
-        data = self.read_if_exists(rel)
-        if data is None:
-            raise FileNotFoundError(rel)
-        return data
 
     def read_if_exists(self, rel: str) -> bytes | None:
         """The bytes of the regular file at `rel` (a symlink followed), None when there is none.
@@ -93,7 +97,7 @@ class DirTree:
         return str(path.resolve()) if path.is_symlink() else None
 
 
-class MemTree:
+class MemTree(_ReadBytes):
     """Files held in memory (path → text), e.g. what a run staged; `texts` is read live, not copied."""
 
     def __init__(self, texts: dict[str, str], root: Path) -> None:
@@ -102,12 +106,6 @@ class MemTree:
 
     def files(self) -> list[str]:
         return sorted(self.texts)
-
-    def read_bytes(self, rel: str) -> bytes:
-        data = self.read_if_exists(rel)
-        if data is None:
-            raise FileNotFoundError(rel)
-        return data
 
     def read_if_exists(self, rel: str) -> bytes | None:
         text = self.texts.get(rel)
@@ -126,7 +124,7 @@ class MemTree:
         return None
 
 
-class OverlayTree:
+class OverlayTree(_ReadBytes):
     """`upper` (a staged tree) over `base`, with `deleted` paths hidden; a file of `upper` hides the base's."""
 
     def __init__(self, base: Tree, upper: Tree, deleted: frozenset[str] = frozenset()) -> None:
@@ -140,11 +138,6 @@ class OverlayTree:
 
     def _pick(self, rel: str) -> Tree:
         return self.upper if self.upper.exists(rel) else self.base
-
-    def read_bytes(self, rel: str) -> bytes:
-        if rel in self.deleted:
-            raise FileNotFoundError(rel)
-        return self._pick(rel).read_bytes(rel)
 
     def read_if_exists(self, rel: str) -> bytes | None:
         return None if rel in self.deleted else self._pick(rel).read_if_exists(rel)
@@ -161,10 +154,6 @@ class OverlayTree:
 
     def symlink_target(self, rel: str) -> str | None:
         return self._pick(rel).symlink_target(rel)
-
-    def brain_root(self) -> Path:
-        """The live Brain's folder (symlinks are judged against it)."""
-        return getattr(self.base, "root", self.upper.root)
 
 
 def text_if_exists(tree: Tree, rel: str) -> str | None:

@@ -20,8 +20,6 @@ from brain.sessions import Session, SessionProblem, parse_session, turn_evidence
 from brain.sources import SourceRecord, records_of
 from brain.tree import OverlayTree, Tree, text_if_exists, under
 
-doc_kind = layout.doc_kind  # "page", "note", "summary" or ""
-
 
 def parse_bytes(rel: str, data: bytes) -> Page | PageError:
     """A document's bytes parsed, or why they cannot be."""
@@ -39,9 +37,9 @@ class BrainView:
 
     def __init__(self, tree: Tree, focus: Iterable[str] | None = None, below: "BrainView | None" = None) -> None:
         """`focus`, when given, limits `docs`/`errors`/`checked_files` to those paths (Dream's gate
-        checks only what a run staged); names and resolution still see the whole tree. `below`:
-        the view of the tree this one's files are staged over (an OverlayTree's base): a file the
-        overlay does not stage is the same file, and its parse is taken from there."""
+        checks only what a run staged); names and resolution still see the whole tree. `below`: the
+        live view a staged one's OverlayTree lies over (see `staged`): a file the overlay does not
+        stage is the same file, and its parse is taken from there."""
         self.tree = tree
         self.focus = frozenset(focus) if focus is not None else None
         self.below = below
@@ -57,8 +55,7 @@ class BrainView:
     # -- documents --------------------------------------------------------------------------
     def _parse(self, rel: str) -> Page | PageError | None:
         if rel not in self._parsed:
-            if self.below is not None and isinstance(self.tree, OverlayTree) and not self.tree.upper.exists(rel) \
-                    and rel not in self.tree.deleted:
+            if self.below is not None and not self.tree.upper.exists(rel) and rel not in self.tree.deleted:
                 self._parsed[rel] = self.below._parse(rel)
             else:
                 data = self.tree.read_if_exists(rel)  # None: deleted since the tree was listed
@@ -89,11 +86,11 @@ class BrainView:
         """Every page, note and summary file, sorted (not symlinks: S checks report those). A staged
         view's are the live view's with the staged documents in (listing the live tree once a run)."""
         tree = self.tree
-        if self.below is not None and isinstance(tree, OverlayTree):
-            staged = {rel for rel in tree.upper.files() if doc_kind(rel)}
+        if self.below is not None:
+            staged = {rel for rel in tree.upper.files() if layout.doc_kind(rel)}
             return sorted((set(self.below.doc_paths) | staged) - tree.deleted)
         links = set(tree.symlinks())
-        return [rel for rel in self.files if doc_kind(rel) and rel not in links]
+        return [rel for rel in self.files if layout.doc_kind(rel) and rel not in links]
 
     @cached_property
     def _doc_set(self) -> frozenset[str]:
@@ -105,9 +102,6 @@ class BrainView:
 
     def _load(self, paths: Iterable[str]) -> dict[str, Page]:
         return {rel: page for rel in paths if isinstance(page := self._parse(rel), Page)}
-
-    def docs_under(self, prefix: str) -> dict[str, Page]:
-        return self._load(self.paths_under(prefix))
 
     @cached_property
     def _focus_paths(self) -> list[str]:
@@ -130,7 +124,7 @@ class BrainView:
     @cached_property
     def page_paths(self) -> list[str]:
         """Every file in a page location, parsed or not (the index must list them all)."""
-        return [p for p in self.paths_under(layout.KNOWLEDGE + "/") if doc_kind(p) == "page"]
+        return [p for p in self.paths_under(layout.KNOWLEDGE + "/") if layout.doc_kind(p) == "page"]
 
     @cached_property
     def pages(self) -> dict[str, Page]:
@@ -139,11 +133,11 @@ class BrainView:
     @cached_property
     def summaries(self) -> dict[str, Page]:
         """Session summaries by session id."""
-        return {d.slug: d for d in self.docs_under(layout.SESSIONS_SUMMARIES + "/").values()}
+        return {d.slug: d for d in self._load(self.paths_under(layout.SESSIONS_SUMMARIES + "/")).values()}
 
     @cached_property
     def notes(self) -> dict[str, Page]:
-        return self.docs_under(layout.NOTES + "/")
+        return self._load(self.paths_under(layout.NOTES + "/"))
 
     def page_lines(self) -> dict[str, str]:
         """The index line of each page that parses (path → line), as knowledge/index.md lists it."""
@@ -155,7 +149,7 @@ class BrainView:
 
     # -- names ------------------------------------------------------------------------------
     @cached_property
-    def _page_names(self) -> dict[str, set[str]]:
+    def page_names(self) -> dict[str, set[str]]:
         """casefolded page slug or alias → the pages it names."""
         out: dict[str, set[str]] = defaultdict(set)
         for path in self.page_paths:
@@ -170,14 +164,14 @@ class BrainView:
         """casefolded file stem → the notes and summaries of that name (documents named by their file)."""
         out: dict[str, list[str]] = defaultdict(list)
         for path in self.doc_paths:
-            if doc_kind(path) != "page":
+            if layout.doc_kind(path) != "page":
                 out[path.rsplit("/", 1)[1][:-3].casefold()].append(path)
         return out
 
     def resolve(self, name: str) -> list[str]:
         """Paths a link target or a user's query names (slug, alias, note stem, session id), sorted."""
         key = name.strip().casefold()
-        hits = set(self._page_names.get(key, ()))
+        hits = set(self.page_names.get(key, ()))
         if key and "/" not in key:
             hits.update(self._stems.get(key, ()))
         return sorted(hits)
@@ -193,7 +187,7 @@ class BrainView:
     # -- sessions ---------------------------------------------------------------------------
     def session(self, session_id: str) -> Session | None:
         if session_id not in self._sessions:
-            if self.below is not None and isinstance(self.tree, OverlayTree):
+            if self.below is not None:
                 self._sessions[session_id] = self.below.session(session_id)  # never staged
                 self.session_problems.update(self.below.session_problems)
                 return self._sessions[session_id]
@@ -246,21 +240,21 @@ class BrainView:
             return f"{target}: no such note under {layout.NOTES}/"
         return None
 
-    def cited_text(self, raw: str) -> list[tuple[str, str]]:
-        """(label, text) of what a target points at: each turn with speaker and time, or the record."""
+    def cited_text(self, raw: str) -> list[str]:
+        """The texts a target points at: each turn as 'speaker: text' (the speaker's first word, so
+        that a name counts as support), or the record, or the note."""
         target = CitationTarget.parse(raw)
         if target.kind == "session":
             session = self.session(target.ref)
+            turns = [session.turn(n) for n in target.turns] if session else []
             out = []
-            for n in target.turns:
-                turn = session.turn(n) if session else None
-                if turn is not None:
-                    who = turn.speaker or turn.role
-                    when = f" {turn.time}" if turn.time else ""
-                    out.append((f"session:{target.ref}#t{n} {who}{when}", turn_evidence(turn)))
+            for turn in filter(None, turns):
+                who = (turn.speaker or turn.role).split(" ")[0]
+                said = turn_evidence(turn)
+                out.append(f"{who}: {said}" if who else said)
             return out
         if target.kind == "source":
             rec = self.source_records.get(target.ref)
-            return [(str(target), rec.text)] if rec else []
+            return [rec.text] if rec else []
         note = self.doc(f"{layout.NOTES}/{target.ref}")
-        return [(str(target), note.body.strip())] if note else []
+        return [note.body.strip()] if note else []

@@ -6,7 +6,6 @@ files. docs/validators.md lists every code (generated from `CHECKS`).
 
 # Importing the family modules registers their checks.
 from validators import citations, frontmatter, index_fresh, links, safety, structure  # noqa: F401
-from validators.finding import Finding
-from validators.registry import CHECKS, FAMILIES, Check, UnknownCheckError, check, run_checks, selected_checks
+from validators.registry import CHECKS, FAMILIES, Check, Finding, UnknownCheckError, check, run_checks, selected_checks
 
 __all__ = ["CHECKS", "FAMILIES", "Check", "Finding", "UnknownCheckError", "check", "run_checks", "selected_checks"]

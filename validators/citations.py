@@ -13,21 +13,15 @@ from collections.abc import Iterator
 from brain.citations import CitationTarget
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import parse_target, prose_lines, source_lines_in
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.documents import parse_target, prose_lines, source_lines
+from validators.registry import Item, check
 
 
-def _targets(view: BrainView, page: Page) -> Iterator[tuple[int, int, str, CitationTarget | None, str | None]]:
-    """(n, line, raw target, parsed target or None, parse error or None) per source entry."""
-    lines = source_lines_in(view, page)
+def _targets(page: Page) -> Iterator[tuple[int, int, str, CitationTarget | str]]:
+    """(n, line, raw target, parsed target or why it is malformed) per source entry."""
+    lines = source_lines(page)
     for n, raw in sorted(page.frontmatter.sources.items()):
-        parsed = parse_target(raw)
-        if isinstance(parsed, str):
-            yield n, lines[n], raw, None, parsed
-        else:
-            yield n, lines[n], raw, parsed, None
+        yield n, lines[n], raw, parse_target(raw)
 
 
 @check("C001", "error", "[cite:N] with no source N in the front matter")
@@ -44,7 +38,7 @@ def source_never_cited(view: BrainView) -> Iterator[Item]:
         if not page.frontmatter.sources:
             continue
         used = {c.n for c in page.cites}
-        lines = source_lines_in(view, page)
+        lines = source_lines(page)
         for n in sorted(page.frontmatter.sources):
             if n not in used:
                 yield path, lines[n], f"source {n} is never cited; cite it as [cite:{n}] or remove it"
@@ -53,18 +47,16 @@ def source_never_cited(view: BrainView) -> Iterator[Item]:
 @check("C003", "error", "malformed citation target (not session:<id>#t<n>[-t<m>], source:<connector>/<id> or note:<path>.md)")
 def malformed_target(view: BrainView) -> Iterator[Item]:
     for path, page in view.docs.items():
-        for n, line, _raw, _target, error in _targets(view, page):
-            if error is not None:
-                yield path, line, f"source {n}: {error}"
+        for n, line, _raw, target in _targets(page):
+            if isinstance(target, str):
+                yield path, line, f"source {n}: {target}"
 
 
 @check("C004", "error", "citation target that does not resolve: no such session, turn, source record or note")
 def unresolved_target(view: BrainView) -> Iterator[Item]:
     for path, page in view.docs.items():
-        for n, line, raw, target, _error in _targets(view, page):
-            if target is None:
-                continue
-            reason = view.check_target(raw)
+        for n, line, raw, target in _targets(page):
+            reason = None if isinstance(target, str) else view.check_target(raw)
             if reason is not None:
                 yield path, line, f"source {n}: {reason}; fix the target or remove the source"
 

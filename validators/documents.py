@@ -1,5 +1,5 @@
 """Shared, cached readings of a BrainView for the checks: documents with their raw front matter,
-source entry lines, and offset → line lookup.
+and the lines of source entries and prose.
 
 Results are cached per view (weakly), so each file is read and parsed at most once per run
 however many checks look at it.
@@ -7,11 +7,10 @@ however many checks look at it.
 
 from __future__ import annotations
 
-import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
@@ -22,16 +21,20 @@ from brain.page import Frontmatter, Page, key_lines_of, split_frontmatter
 from brain.view import BrainView
 
 T = TypeVar("T")
-_CACHE: WeakKeyDictionary[BrainView, dict[str, Any]] = WeakKeyDictionary()
 _SOURCE_ENTRY_RE = re.compile(r"""^\s+['"]?(\d+)['"]?\s*:""")
 
 
-def cached(view: BrainView, name: str, build: Callable[[], T]) -> T:
-    """`build()` once per view and name."""
-    slot = _CACHE.setdefault(view, {})
-    if name not in slot:
-        slot[name] = build()
-    return slot[name]
+def per_view(build: Callable[[BrainView], T]) -> Callable[[BrainView], T]:
+    """`build(view)` once per view (kept while the view lives): every check that asks shares it."""
+    results: WeakKeyDictionary[BrainView, T] = WeakKeyDictionary()
+
+    @functools.wraps(build)
+    def once(view: BrainView) -> T:
+        if view not in results:
+            results[view] = build(view)
+        return results[view]
+
+    return once
 
 
 @dataclass
@@ -59,25 +62,12 @@ class Document:
         return self.key_lines.get(key, 1)
 
 
-def kind_of(path: str) -> str | None:
-    if layout.is_page_path(path):
-        return "page"
-    if layout.is_summary_path(path):
-        return "summary"
-    if layout.is_note_path(path):
-        return "note"
-    return None
-
-
+@per_view
 def documents(view: BrainView) -> list[Document]:
     """Every document the view read (parsed or failed), sorted by path."""
-    return cached(view, "documents", lambda: _documents(view))
-
-
-def _documents(view: BrainView) -> list[Document]:
     out: list[Document] = []
     for path in sorted(set(view.docs) | set(view.errors)):
-        kind = kind_of(path) or "page"
+        kind = layout.doc_kind(path)
         page = view.docs.get(path)
         if page is not None:
             out.append(Document(path, kind, page, _meta_of(page.frontmatter), dict(page.key_lines)))
@@ -122,14 +112,6 @@ def prose_lines(page: Page) -> Iterator[tuple[int, str]]:
             yield page.body_line + offset, stripped
 
 
-def source_lines_in(view: BrainView, page: Page) -> dict[int, int]:
-    """`source_lines(page)`, computed once per view."""
-    memo = cached(view, "source_lines", dict)
-    if page.path not in memo:
-        memo[page.path] = source_lines(page)
-    return memo[page.path]
-
-
 def source_lines(page: Page) -> dict[int, int]:
     """Line of each `sources` entry (`  3: session:…`); the `sources:` line when not found."""
     start = page.key_lines.get("sources")
@@ -145,46 +127,6 @@ def source_lines(page: Page) -> dict[int, int]:
         if m:
             out.setdefault(int(m.group(1)), lineno)
     return {n: out.get(n, start) for n in page.frontmatter.sources}
-
-
-class LineIndex:
-    """1-based line of a character offset in a text (binary search over newline offsets, found
-    when first asked: most texts a gate scans have nothing to point at)."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-
-    @cached_property
-    def _starts(self) -> list[int]:
-        return _newlines(self._text)
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_left(self._starts, offset) + 1
-
-    def column(self, offset: int) -> int:
-        """1-based column (in characters) of an offset."""
-        i = bisect.bisect_left(self._starts, offset)
-        return offset - (self._starts[i - 1] + 1 if i else 0) + 1
-
-
-def _newlines(text: str) -> list[int]:
-    out = []
-    at = text.find("\n")
-    while at >= 0:
-        out.append(at)
-        at = text.find("\n", at + 1)
-    return out
-
-
-def doc_text(view: BrainView, path: str) -> str | None:
-    """The text of a file (a parsed document's source text when available); None if unreadable."""
-    page = view.docs.get(path)
-    if page is not None and page.source_text is not None:
-        return page.source_text
-    try:
-        return view.tree.read_bytes(path).decode("utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 def nearest(name: str, choices: list[str]) -> str | None:

@@ -12,11 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from brain import layout
+from brain.frontmatter import is_source_key
 from brain.view import BrainView
 from validators.documents import Document, documents, nearest
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.registry import Item, check
 
 REQUIRED: dict[str, tuple[str, ...]] = {
     "page": ("title", "type", "summary", "created", "updated"),
@@ -30,10 +29,6 @@ _TEXT_KEYS = ("title", "type", "summary", "id", "kind", "topic")
 _LIST_KEYS = ("aliases", "participants", "topics")
 _DATE_KEYS = ("created", "updated", "observed")
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-def _names(keys: tuple[str, ...]) -> str:
-    return ", ".join(keys[:-1]) + " and " + keys[-1]
 
 
 def _kind_name(value: Any) -> str:
@@ -57,9 +52,10 @@ def _empty(value: Any) -> bool:
 def missing_keys(doc: Document) -> list[tuple[int, str]]:
     out = []
     need = REQUIRED[doc.kind]
+    names = ", ".join(need[:-1]) + " and " + need[-1]
     for key in need:
         if key not in doc.meta:
-            out.append((1, f"front matter key '{key}' is missing; {KIND_WHERE[doc.kind]} needs {_names(need)}"))
+            out.append((1, f"front matter key '{key}' is missing; {KIND_WHERE[doc.kind]} needs {names}"))
         elif _empty(doc.meta[key]):
             out.append((doc.line(key), f"front matter key '{key}' is empty; give it a value"))
     return out
@@ -85,7 +81,7 @@ def wrong_types(doc: Document) -> list[tuple[int, str]]:
         out.append((doc.line("sources"), "front matter key 'sources' must be a mapping of numbers to citation targets"))
     elif isinstance(sources, dict):
         for k, v in sources.items():
-            if isinstance(k, bool) or not (isinstance(k, int) or (isinstance(k, str) and k.isdigit())):
+            if not is_source_key(k):
                 out.append((doc.line("sources"), f"sources key {k!r} must be a whole number (the N of [cite:N])"))
             elif not _is_text(v):
                 out.append((doc.line("sources"), f"sources entry {k} must be one citation target, not {_kind_name(v)}"))
@@ -96,35 +92,28 @@ def wrong_types(doc: Document) -> list[tuple[int, str]]:
     return out
 
 
-def _is_date(value: Any) -> bool:
+def _as_date(value: Any) -> dt.date | None:
+    """The date a value names: one YAML read, or YYYY-MM-DD text; None when it names none."""
     if isinstance(value, dt.date):
-        return True
-    if isinstance(value, str) and _DATE_RE.match(value.strip()):
-        try:
-            dt.date.fromisoformat(value.strip())
-            return True
-        except ValueError:
-            return False
-    return False
+        return value.date() if isinstance(value, dt.datetime) else value
+    try:
+        return dt.date.fromisoformat(value.strip()) if isinstance(value, str) and _DATE_RE.match(value.strip()) else None
+    except ValueError:
+        return None
 
 
 def _is_timestamp(value: Any) -> bool:
-    if isinstance(value, dt.date):
-        return True
-    if isinstance(value, str):
-        try:
-            dt.datetime.fromisoformat(value.strip())
-            return True
-        except ValueError:
-            return False
-    return False
+    try:
+        return isinstance(value, dt.date) or (isinstance(value, str) and bool(dt.datetime.fromisoformat(value.strip())))
+    except ValueError:
+        return False
 
 
 def bad_dates(doc: Document) -> list[tuple[int, str]]:
     out = []
     for key in _DATE_KEYS:
         value = doc.meta.get(key)
-        if not _empty(value) and not _is_date(value):
+        if not _empty(value) and _as_date(value) is None:
             out.append((doc.line(key), f"{key} {_show(value)} is not a date; write YYYY-MM-DD"))
     if doc.kind == "summary":
         value = doc.meta.get("started")
@@ -173,14 +162,18 @@ def dates(view: BrainView) -> Iterator[Item]:
     yield from _each(view, bad_dates)
 
 
+def _not_one_of(view: BrainView, kind: str, key: str, choices: tuple[str, ...]) -> Iterator[tuple[Document, str, str]]:
+    """(document, value, did-you-mean hint) of each `kind` document whose `key` is none of `choices`."""
+    for doc in documents(view):
+        value = _str((doc.meta or {}).get(key))
+        if doc.kind == kind and value is not None and value not in choices:
+            guess = nearest(value.lower(), list(choices))
+            yield doc, value, f" (did you mean '{guess}'?)" if guess else ""
+
+
 @check("F005", "error", "page type is not one of the page types")
 def unknown_type(view: BrainView) -> Iterator[Item]:
-    for doc in documents(view):
-        value = _str((doc.meta or {}).get("type"))
-        if doc.kind != "page" or value is None or value in layout.PAGE_TYPES:
-            continue
-        guess = nearest(value.lower(), list(layout.PAGE_TYPES))
-        hint = f" (did you mean '{guess}'?)" if guess else ""
+    for doc, value, hint in _not_one_of(view, "page", "type", layout.PAGE_TYPES):
         yield doc.path, doc.line("type"), f"type '{value}' is not a page type{hint}; use one of {', '.join(layout.PAGE_TYPES)}"
 
 
@@ -205,12 +198,7 @@ def type_folder(view: BrainView) -> Iterator[Item]:
 
 @check("F007", "error", "note kind is not one of the note kinds")
 def note_kind(view: BrainView) -> Iterator[Item]:
-    for doc in documents(view):
-        value = _str((doc.meta or {}).get("kind"))
-        if doc.kind != "note" or value is None or value in NOTE_KINDS:
-            continue
-        guess = nearest(value.lower(), list(NOTE_KINDS))
-        hint = f" (did you mean '{guess}'?)" if guess else ""
+    for doc, value, hint in _not_one_of(view, "note", "kind", NOTE_KINDS):
         yield doc.path, doc.line("kind"), f"note kind '{value}' is unknown{hint}; use one of {', '.join(NOTE_KINDS)}"
 
 
@@ -236,11 +224,9 @@ def summary_id(view: BrainView) -> Iterator[Item]:
 def updated_before_created(view: BrainView) -> Iterator[Item]:
     for doc in documents(view):
         meta = doc.meta or {}
-        created, updated = meta.get("created"), meta.get("updated")
-        if _is_date(created) and _is_date(updated):
-            c, u = _as_date(created), _as_date(updated)
-            if u < c:
-                yield doc.path, doc.line("updated"), f"updated {u.isoformat()} is earlier than created {c.isoformat()}; fix one of the dates"
+        c, u = _as_date(meta.get("created")), _as_date(meta.get("updated"))
+        if c is not None and u is not None and u < c:
+            yield doc.path, doc.line("updated"), f"updated {u.isoformat()} is earlier than created {c.isoformat()}; fix one of the dates"
 
 
 @check("F011", "warning", "note topic does not match its folder notes/<topic>/")
@@ -251,10 +237,3 @@ def note_topic_folder(view: BrainView) -> Iterator[Item]:
         if doc.kind == "note" and value is not None and value != folder:
             yield doc.path, doc.line("topic"), f"topic '{value}' does not match the folder notes/{folder}/; move the note or fix the topic"
 
-
-def _as_date(value: Any) -> dt.date:
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    return dt.date.fromisoformat(value.strip())

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from brain import layout
 from brain.view import BrainView
-from validators.documents import cached
-from validators.registry import check
+from validators.documents import per_view
+from validators.registry import Item, check
 
-Item = tuple[str, int, str]
 _ENTRY_RE = re.compile(r"^\s*[-*+]\s.*?\[\[([^\]|#\n]*)(?:[#|][^\]\n]*)?\]\]")
 _REGEN = "run `dream run` to regenerate the index"
 
@@ -43,25 +42,23 @@ def _read_entries(view: BrainView, path: str) -> tuple[bool, list[tuple[int, str
     return True, out
 
 
+@per_view
 def _indexes(view: BrainView) -> list[_Index]:
-    def build() -> list[_Index]:
-        # Expected lines are brain.render's own (BrainView.page_lines, summary_entries).
-        pages = {p.rsplit("/", 1)[1][:-3]: p for p in view.page_paths}
-        page_lines = {p.rsplit("/", 1)[1][:-3]: line for p, line in view.page_lines().items()}
-        # Every document below the folder is a summary (a `<folder>/<id>.md`): its id is the rest.
-        cut = len(layout.SESSIONS_SUMMARIES) + 1
-        summaries = {f[cut:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/")}
-        summary_lines = {sid: line for sid, (_, line) in view.summary_entries().items()}
-        out = []
-        for path, what, docs, lines in (
-            (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),
-            (layout.SESSIONS_INDEX, "session summary", summaries, summary_lines),
-        ):
-            exists, entries = _read_entries(view, path)
-            out.append(_Index(path, what, exists, entries, docs, lines))
-        return out
-
-    return cached(view, "indexes", build)
+    # Expected lines are brain.render's own (BrainView.page_lines, summary_entries).
+    pages = {p.rsplit("/", 1)[1][:-3]: p for p in view.page_paths}
+    page_lines = {p.rsplit("/", 1)[1][:-3]: line for p, line in view.page_lines().items()}
+    # Every document below the folder is a summary (a `<folder>/<id>.md`): its id is the rest.
+    cut = len(layout.SESSIONS_SUMMARIES) + 1
+    summaries = {f[cut:-3]: f for f in view.paths_under(layout.SESSIONS_SUMMARIES + "/")}
+    summary_lines = {sid: line for sid, (_, line) in view.summary_entries().items()}
+    out = []
+    for path, what, docs, lines in (
+        (layout.KNOWLEDGE_INDEX, "page", pages, page_lines),
+        (layout.SESSIONS_INDEX, "session summary", summaries, summary_lines),
+    ):
+        exists, entries = _read_entries(view, path)
+        out.append(_Index(path, what, exists, entries, docs, lines))
+    return out
 
 
 @check("I001", "error", "knowledge/index.md or sessions/index.md missing while pages or summaries exist")

@@ -182,10 +182,6 @@ def untrusted_regions(text: str) -> list[tuple[int, int]]:
     return regions
 
 
-def _inside(pos: int, regions: list[tuple[int, int]]) -> bool:
-    return any(a <= pos < b for a, b in regions)
-
-
 def phrase_spans(text: str) -> list[Span]:
     """Instruction-like phrases anywhere in `text` (no untrusted-callout exemption)."""
     lower = " ".join(text.lower().split())
@@ -223,7 +219,7 @@ def injection_spans(text: str, honor_untrusted: bool = True) -> list[Span]:
     """
     regions = untrusted_regions(text) if honor_untrusted else []
     comments = _comment_spans(text)
-    spans = [s for s in phrase_spans(text) + comments if not _inside(s[0], regions)]
+    spans = [s for s in phrase_spans(text) + comments if not any(a <= s[0] < b for a, b in regions)]
     # A phrase inside a flagged comment is reported once, as the comment.
     kept = [s for s in spans if s[2] == "hidden-comment" or not any(c[0] <= s[0] < c[1] for c in comments)]
     return sorted(kept + invisible_spans(text))

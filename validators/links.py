@@ -8,16 +8,13 @@ where they are used (a link that resolves to nothing, or to more than one file).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
 from collections.abc import Iterator
 
 from brain import layout
 from brain.markdown import strip_refs
 from brain.view import BrainView
 from validators.documents import documents
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.registry import Item, check
 
 
 def _show(target: str, heading: str | None = None) -> str:
@@ -52,19 +49,11 @@ def name_clash(view: BrainView) -> Iterator[Item]:
             if len(paths) > 1:
                 others = ", ".join(p for p in paths if p != path)
                 yield path, 1, f"slug '{slug}' is also used by {others}; slugs must be unique across knowledge/, rename one"
-    owners: dict[str, set[str]] = defaultdict(set)
-    for path in view.page_paths:
-        owners[path.rsplit("/", 1)[1][:-3].casefold()].add(path)
-    aliases = {p: page.frontmatter.aliases for p, page in view.pages.items()}
-    for path, names in aliases.items():
-        for alias in names:
-            owners[alias.strip().casefold()].add(path)
-    for path, names in aliases.items():
-        for alias in dict.fromkeys(a.strip() for a in names):
-            others = sorted(owners[alias.casefold()] - {path})
+    for path, page in view.pages.items():
+        for alias in dict.fromkeys(a.strip() for a in page.frontmatter.aliases):
+            others = sorted(view.page_names.get(alias.casefold(), set()) - {path})
             if alias and others:
-                page = view.doc(path)
-                yield path, page.key_lines.get("aliases", 1) if page is not None else 1, (
+                yield path, page.key_lines.get("aliases", 1), (
                     f"alias '{alias}' also names {', '.join(others)}; [[{alias}]] is ambiguous, remove or change the alias"
                 )
 

@@ -1,4 +1,4 @@
-"""The check registry: `@check(code, severity, summary)` and `run_checks(view)`.
+"""The check registry: `@check(code, severity, summary)`, `run_checks(view)` and the `Finding`s it returns.
 
 A check is a function `fn(view: BrainView)` yielding `Finding`s or `(path, line, message)`
 tuples; the registry stamps code and severity on the tuples. Checks only read the view.
@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from brain.errors import BrainError
+from brain.model import Record
 from brain.view import BrainView
-from validators.finding import Finding, Severity
+
+Severity = Literal["error", "warning"]
 
 FAMILIES: dict[str, str] = {
     "F": "front matter",
@@ -27,6 +29,7 @@ FAMILIES: dict[str, str] = {
 _CODE_RE = re.compile(r"^[A-Z]\d{3}$")
 
 CheckFn = Callable[[BrainView], Iterable[Any]]
+Item = tuple[str, int, str]  # (path, line, message): what a check yields, stamped with its code
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,26 @@ class Check:
 
 
 CHECKS: dict[str, Check] = {}
+
+
+class Finding(Record):
+    """`path:line: CODE message` — path is relative to the Brain, lines count from 1.
+
+    Line 0 means the finding is about the Brain as a whole (E000: a check itself failed).
+    JSON is `model_dump()` / `model_dump_json()`: {code, path, line, message, severity}.
+    """
+
+    code: str
+    path: str
+    line: int
+    message: str
+    severity: Severity
+
+    def lint_line(self) -> str:
+        return f"{self.path}:{self.line}: {self.code} {self.message}"
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.path, self.line, self.code, self.message)
 
 
 class UnknownCheckError(BrainError):
@@ -111,7 +134,11 @@ def run_checks(
 def _run_one(chk: Check, view: BrainView, found: set[Finding]) -> None:
     try:
         for item in chk.fn(view):
-            found.add(_to_finding(chk, item))
+            if isinstance(item, Finding):
+                found.add(item)
+                continue
+            path, line, message = item  # an Item: stamped with the check's code and severity
+            found.add(Finding(code=chk.code, path=str(path), line=int(line), message=str(message), severity=chk.severity))
     except Exception as exc:  # noqa: BLE001 - a validator bug must not hide the other checks
         found.add(
             Finding(
@@ -129,9 +156,3 @@ def _one_line(exc: BaseException, limit: int = 200) -> str:
     text = " ".join(str(exc).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
-
-def _to_finding(chk: Check, item: Any) -> Finding:
-    if isinstance(item, Finding):
-        return item
-    path, line, message = item
-    return Finding(code=chk.code, path=str(path), line=int(line), message=str(message), severity=chk.severity)

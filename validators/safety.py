@@ -8,55 +8,61 @@ validators.injection.
 
 from __future__ import annotations
 
+import bisect
+import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from brain import layout
 from brain.invisible import strip_invisible
 from brain.patterns import Span
 from brain.secrets import secret_spans
+from brain.tree import text_if_exists
 from brain.view import BrainView
-from validators.documents import LineIndex, cached, doc_text
+from validators.documents import per_view
 from validators.injection import injection_spans
-from validators.registry import check
+from validators.registry import Item, check
 
-Item = tuple[str, int, str]
 _ROOTS = (layout.KNOWLEDGE + "/", layout.NOTES + "/", layout.SESSIONS_SUMMARIES + "/")
 _PHRASE_KINDS = frozenset({"override", "role", "system-prompt", "exfiltration"})
+_QUOTE_IT = "remove it, or quote it inside a '> [!untrusted]' callout"
 
 
 @dataclass
 class _Scan:
     path: str
     text: str
-    lines: LineIndex
     secrets: list[Span]
     injections: list[Span]
 
+    @cached_property
+    def _newlines(self) -> list[int]:
+        """Offsets of the text's newlines, found when first asked: most texts have nothing to point at."""
+        return [m.start() for m in re.finditer("\n", self.text)]
+
     def where(self, start: int) -> tuple[int, int]:
-        return self.lines.line(start), self.lines.column(start)
+        """1-based line and column (in characters) of an offset."""
+        i = bisect.bisect_left(self._newlines, start)
+        return i + 1, start - (self._newlines[i - 1] + 1 if i else 0) + 1
 
 
-def scanned_paths(view: BrainView) -> list[str]:
-    return [
-        rel
-        for rel in view.checked_files
-        if (rel.startswith(_ROOTS) or rel in layout.GENERATED) and not view.tree.is_symlink(rel)
-    ]
-
-
+@per_view
 def _scans(view: BrainView) -> list[_Scan]:
-    def build() -> list[_Scan]:
-        out = []
-        for rel in scanned_paths(view):
-            text = doc_text(view, rel)
-            if text is None or "\x00" in text:
-                continue  # binary: S001/F001 report it; a regex over it means nothing
-            out.append(_Scan(rel, text, LineIndex(text), secret_spans(text), injection_spans(text)))
-        return out
-
-    return cached(view, "safety_scans", build)
+    out = []
+    for rel in view.checked_files:
+        if not (rel.startswith(_ROOTS) or rel in layout.GENERATED) or view.tree.is_symlink(rel):
+            continue
+        page = view.docs.get(rel)  # a parsed document's text is at hand
+        try:
+            text = page.source_text if page is not None else text_if_exists(view.tree, rel)
+        except OSError:
+            continue  # unreadable: nothing to scan
+        if text is None or "\x00" in text:
+            continue  # binary: S001/F001 report it; a regex over it means nothing
+        out.append(_Scan(rel, text, secret_spans(text), injection_spans(text)))
+    return out
 
 
 def _snippet(text: str, limit: int = 60) -> str:
@@ -78,44 +84,35 @@ def secrets(view: BrainView) -> Iterator[Item]:
             yield scan.path, line, f"possible secret ({kind}) at column {col}; remove it from the Brain, and rotate it if it is real"
 
 
-@check("X002", "error", "instruction aimed at an agent (ignore previous instructions, system prompt, send … to …)")
-def injected_instructions(view: BrainView) -> Iterator[Item]:
+def _injections(view: BrainView, kinds: Container[str]) -> Iterator[tuple[str, int, int, str, str]]:
+    """(path, line, column, kind, text) of each injection span of one of `kinds`."""
     for scan in _scans(view):
         for start, end, kind in scan.injections:
-            if kind in _PHRASE_KINDS:
-                line, _col = scan.where(start)
-                yield scan.path, line, (
-                    f"instruction aimed at an agent ({kind}): '{_snippet(scan.text[start:end])}'; "
-                    "remove it, or quote it inside a '> [!untrusted]' callout"
-                )
+            if kind in kinds:
+                line, col = scan.where(start)
+                yield scan.path, line, col, kind, scan.text[start:end]
+
+
+@check("X002", "error", "instruction aimed at an agent (ignore previous instructions, system prompt, send … to …)")
+def injected_instructions(view: BrainView) -> Iterator[Item]:
+    for path, line, _col, kind, text in _injections(view, _PHRASE_KINDS):
+        yield path, line, f"instruction aimed at an agent ({kind}): '{_snippet(text)}'; {_QUOTE_IT}"
 
 
 @check("X003", "error", "hidden HTML comment containing a directive")
 def hidden_comment(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind == "hidden-comment":
-                line, _col = scan.where(start)
-                yield scan.path, line, (
-                    f"hidden HTML comment with a directive: '{_snippet(scan.text[start:end])}'; "
-                    "remove it, or quote it inside a '> [!untrusted]' callout"
-                )
+    for path, line, _col, _kind, text in _injections(view, ("hidden-comment",)):
+        yield path, line, f"hidden HTML comment with a directive: '{_snippet(text)}'; {_QUOTE_IT}"
 
 
 @check("X004", "warning", "invisible character (zero-width space, word joiner, filler) that hides or splits text")
 def invisible_chars(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind == "invisible":
-                line, col = scan.where(start)
-                yield scan.path, line, f"invisible character ({_chars(scan.text[start:end])}) at column {col}; remove it"
+    for path, line, col, _kind, text in _injections(view, ("invisible",)):
+        yield path, line, f"invisible character ({_chars(text)}) at column {col}; remove it"
 
 
 @check("X005", "error", "bidi control or Unicode tag characters that make text read other than it is")
 def bidi_or_tag_chars(view: BrainView) -> Iterator[Item]:
-    for scan in _scans(view):
-        for start, end, kind in scan.injections:
-            if kind in ("bidi", "tag"):
-                line, col = scan.where(start)
-                what = "bidi control" if kind == "bidi" else "Unicode tag characters (hidden text)"
-                yield scan.path, line, f"{what} ({_chars(scan.text[start:end])}) at column {col}; remove it"
+    for path, line, col, kind, text in _injections(view, ("bidi", "tag")):
+        what = "bidi control" if kind == "bidi" else "Unicode tag characters (hidden text)"
+        yield path, line, f"{what} ({_chars(text)}) at column {col}; remove it"

@@ -15,11 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from brain import layout
+from brain.tree import OverlayTree
 from brain.view import BrainView
-from validators.documents import cached, parse_target
-from validators.registry import check
-
-Item = tuple[str, int, str]
+from validators.documents import parse_target, per_view
+from validators.registry import Item, check
 
 
 @check("S001", "warning", "file outside the Brain layout")
@@ -95,8 +94,6 @@ def bad_session_id(view: BrainView) -> Iterator[Item]:
             )
 
 
-
-
 @check("S005", "error", "paths that differ only in case or Unicode normalisation")
 def case_collision(view: BrainView) -> Iterator[Item]:
     groups: dict[str, list[str]] = defaultdict(list)
@@ -112,28 +109,21 @@ def case_collision(view: BrainView) -> Iterator[Item]:
 
 
 def _roots(view: BrainView) -> list[Path]:
-    roots = []
-    for name in ("root", "brain_root"):
-        value = getattr(view.tree, name, None)
-        value = value() if callable(value) else value
-        if value is not None:
-            roots.append(Path(value).resolve())
-    return roots
+    """The folders a symlink may point into: the tree's, and a staged tree's live Brain."""
+    tree = view.tree
+    return [Path(t.root).resolve() for t in ((tree, tree.base) if isinstance(tree, OverlayTree) else (tree,))]
 
 
+@per_view
 def _symlinks(view: BrainView) -> list[tuple[str, str | None, bool]]:
     """(path, resolved target, inside the Brain) of every symlink in the listing."""
-
-    def build() -> list[tuple[str, str | None, bool]]:
-        roots = _roots(view)
-        out = []
-        for rel in view.tree.symlinks():
-            target = view.tree.symlink_target(rel)
-            inside = target is not None and any(Path(target) == r or r in Path(target).parents for r in roots)
-            out.append((rel, target, inside))
-        return out
-
-    return cached(view, "symlinks", build)
+    roots = _roots(view)
+    out = []
+    for rel in view.tree.symlinks():
+        target = view.tree.symlink_target(rel)
+        inside = target is not None and any(Path(target) == r or r in Path(target).parents for r in roots)
+        out.append((rel, target, inside))
+    return out
 
 
 @check("S006", "warning", "symlink inside the Brain (git stores the link, not the file; tools may skip it)")
@@ -150,21 +140,18 @@ def symlink_outside(view: BrainView) -> Iterator[Item]:
             yield rel, 1, f"{rel} is a symlink to {target}, outside the Brain; remove it (it may expose other files)"
 
 
+@per_view
 def _cited_sessions(view: BrainView) -> list[str]:
     """Session ids cited by any readable document, each loaded once through the view."""
-
-    def build() -> list[str]:
-        ids: set[str] = set()
-        for page in view.docs.values():
-            for raw in page.frontmatter.sources.values():
-                target = parse_target(raw)
-                if not isinstance(target, str) and target.kind == "session":
-                    ids.add(target.ref)
-        for sid in sorted(ids):
-            view.session(sid)
-        return sorted(sid for sid in ids if sid in view.session_problems or view.session(sid) is not None)
-
-    return cached(view, "cited_sessions", build)
+    ids: set[str] = set()
+    for page in view.docs.values():
+        for raw in page.frontmatter.sources.values():
+            target = parse_target(raw)
+            if not isinstance(target, str) and target.kind == "session":
+                ids.add(target.ref)
+    for sid in sorted(ids):
+        view.session(sid)
+    return sorted(sid for sid in ids if sid in view.session_problems or view.session(sid) is not None)
 
 
 @check("S008", "warning", "cited raw session with problems: malformed line, bad turn, missing header, invalid UTF-8")

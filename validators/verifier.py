@@ -1,39 +1,29 @@
-"""The semantic verifier: is each cited claim supported by the text of the turns it cites?
+"""The semantic verifier's inputs: the cited claims of a page and the evidence each one cites.
 
-It needs only a `Judge` (anything with `verify(VerifyRequest-like) -> verdict`), so it never
-imports dream; Dream passes its backend (offline: lexical support, see docs/offline.md).
+Dream's gate judges them with its backend (offline: lexical support, see docs/offline.md), so
+this module never imports dream.
 """
 
 from __future__ import annotations
 
 import re
-import weakref
-from typing import Protocol
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 from brain.page import Page
 from brain.view import BrainView
-from validators.documents import prose_lines
+from validators.documents import per_view, prose_lines
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
 
 
-class Judge(Protocol):
-    def judge(self, claim: str, evidence: list[str]) -> tuple[str, float, str]: ...
-
-
-class Claim(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Claim(Record):
     path: str
     line: int
     text: str
     cites: list[int]
 
 
-class ClaimVerdict(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ClaimVerdict(Record):
     path: str
     line: int
     claim: str
@@ -73,35 +63,19 @@ def _split_sentences(text: str) -> list[str]:
 def evidence_for(view: BrainView, page: Page, cites: list[int]) -> list[str]:
     """The cited text of each source, as 'speaker: text' so names count as support."""
     texts: list[str] = []
-    known = _EVIDENCE.setdefault(view, {})  # the notes of a topic cite the same turns again and again
+    known = _evidence(view)
     for n in cites:
         raw = page.frontmatter.sources.get(n)
         if raw is None:
             continue
         found = known.get(raw)
         if found is None:
-            found = known[raw] = [] if view.check_target(raw) is not None else _cited(view, raw)
+            found = known[raw] = [] if view.check_target(raw) is not None else view.cited_text(raw)
         texts += found
     return texts
 
 
-def _cited(view: BrainView, raw: str) -> list[str]:
-    out = []
-    for label, text in view.cited_text(raw):
-        speaker = label.split(" ")[1] if label.startswith("session:") and " " in label else ""
-        out.append(f"{speaker}: {text}" if speaker else text)
-    return out
-
-
-#: Evidence texts by target string, per view (a view reads one unchanging tree).
-_EVIDENCE: "weakref.WeakKeyDictionary[BrainView, dict[str, list[str]]]" = weakref.WeakKeyDictionary()
-
-
-def verify_page(view: BrainView, page: Page, judge: Judge) -> list[ClaimVerdict]:
-    verdicts = []
-    for claim in claims_of(page):
-        label, score, reason = judge.judge(claim.text, evidence_for(view, page, claim.cites))
-        verdicts.append(
-            ClaimVerdict(path=page.path, line=claim.line, claim=claim.text, label=label, score=score, reason=reason)
-        )
-    return verdicts
+@per_view
+def _evidence(view: BrainView) -> dict[str, list[str]]:
+    """Evidence texts by target string: the notes of a topic cite the same turns again and again."""
+    return {}

@@ -57,11 +57,7 @@ def session_href(session_id: str, first: int, last: int | None = None) -> str:
 def ref_href(ref: str) -> str | None:
     """Where a search hit's or a packet item's ref is shown: `session:<id>#t3-t5`, `<doc path>#L12`."""
     if ref.startswith("session:"):
-        try:
-            target = CitationTarget.parse(ref)
-        except CitationError:
-            return None
-        return session_href(target.ref, target.first_turn or 1, target.last_turn)
+        return target_href(ref, "", 0)  # a session target leads to its turns, never to /cite/
     path = ref.split("#", 1)[0]
     return doc_href(path) if layout.doc_kind(path) else None
 

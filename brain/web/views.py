@@ -2,8 +2,8 @@
 
 A page's text, a transcript and the history are read at each request. The pages' link graph
 (names, backlinks, the graph view, which pages cite a session, the counts) and the search index
-are kept per HEAD commit (`HeadCache`): the graph of a 10,000-session Brain takes ~1.5 s to build
-(bench/serve_latency.py). An edit shows on its page at once, in links and search after its commit.
+are kept per HEAD commit (`HeadCache`), as they are slow to build for a large Brain. An edit shows
+on its page at once, in links and search after its commit.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from brain.page import Page
 from brain.repo import BrainRepo, HeadCache
 from brain.tree import DirTree
 from brain.view import BrainView, parse_bytes
-from brain.web.html import diff_rows, doc_href, ref_href, session_href, target_href, to_html, turn_range
+from brain.web.html import diff_rows, doc_href, ref_href, target_href, to_html, turn_range
 
 TURN_FIELDS = ("tool", "command", "path", "description")  # what a tool event carries besides its text
 
@@ -137,11 +137,9 @@ def _citing(site: Site, session_id: str) -> list[dict]:
     pages: dict[str, list[tuple[int, str, str]]] = {}
     for node, attrs in graph.nodes(data=True):
         if attrs.get("kind") == "target" and attrs.get("target_kind") == "session" and attrs.get("ref") == session_id:
-            turns = node.rpartition("#")[2]
-            first, _, last = turns.replace("t", "").partition("-")
+            turns, href = node.rpartition("#")[2], ref_href(node)  # a target node is named by its target
             for source, _, edge in graph.in_edges(node, data=True):
-                pages.setdefault(source, []).extend((n, turns, session_href(session_id, int(first), int(last or first)))
-                                                    for n in edge["sources"])
+                pages.setdefault(source, []).extend((n, turns, href) for n in edge["sources"])
     return [{"href": doc_href(p), "title": site.title(p), "cites": sorted(c)} for p, c in sorted(pages.items())]
 
 

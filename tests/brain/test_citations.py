@@ -31,7 +31,7 @@ def test_single_turn_range_formats_short():
 
 def test_source_parts():
     target = CitationTarget.parse("source:google-calendar/evt-88")
-    assert (target.connector, target.record_id) == ("google-calendar", "evt-88")
+    assert (target.connector, target.ref) == ("google-calendar", "google-calendar/evt-88")
 
 
 @pytest.mark.parametrize(

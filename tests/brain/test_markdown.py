@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brain.markdown import CiteRef, CodeRef, WikiLink, parse_body, strip_refs, wikilink
+from brain.markdown import CiteRef, CodeRef, WikiLink, parse_body, strip_refs
 
 BODY = """\
 # Title
@@ -48,8 +48,5 @@ def test_refs_in_code_are_reported_apart():
     ]
 
 
-def test_strip_refs_and_wikilink():
+def test_strip_refs():
     assert strip_refs("Met [[kenji-mori|Kenji]] in [[kyoto]] [cite:1].") == "Met Kenji in kyoto ."
-    assert wikilink("kyoto") == "[[kyoto]]"
-    assert wikilink("kyoto", "Kyoto") == "[[kyoto|Kyoto]]"
-    assert wikilink("kyoto", "kyoto") == "[[kyoto]]"
