@@ -52,9 +52,9 @@ def show_text(root: Path, name: str) -> str:
 
 def graph_of(root: Path):
     """The Brain's link graph (every document parsed once)."""
-    from brain.graph import build_graph
+    from brain.graph import BrainGraph
 
-    return build_graph(view_of(root))
+    return BrainGraph(view_of(root))
 
 
 def link_rows(graph, name: str, side: str) -> list[dict]:

@@ -2,16 +2,9 @@
 
 `load_embedder("auto")` gives wordllama, else MiniLM when only the optional `[minilm]` extra can be
 loaded, else None (search degrades to lexical). wordllama comes first although MiniLM is the bigger
-model: on both dev sets it makes equal or better packets from an offline-compiled Brain, and loads in
-a fraction of the time (docs/context.md). Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a
-small deterministic embedder instead of patching this module.
-
-wordllama workaround (0.4.0.post1): `WordLlama.load()` looks for its bundled tokenizer under
-`wordllama/tokenizer/` while the wheel ships it under `wordllama/tokenizers/`, so it falls back to
-a Hugging Face download (or fails with `disable_download=True`). We read the bundled weights and
-tokenizer files ourselves and pool the token vectors as `WordLlamaInference.embed` does, without
-importing the package (its `__init__` costs ~0.9 s and calls `logging.basicConfig`): nothing is
-fetched, cached or logged.
+model: it makes equal or better packets and loads in a fraction of the time (docs/context.md).
+Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a small
+deterministic embedder instead of patching this module.
 """
 
 from __future__ import annotations
@@ -43,11 +36,10 @@ class WordLlamaEmbedder:
 
     The vectors are wordllama's (`WordLlamaInference.embed(texts, norm=True, batch_size=256)`:
     token vectors averaged over the attention mask, then scaled to unit length), computed here from
-    the wheel's own weight and tokenizer files. Importing the `wordllama` package costs about 0.9 s
-    (its `__init__` pulls in requests, its config loader and a `logging.basicConfig` call) and a
-    one-shot `brain search` would pay it every time; the inference itself needs only numpy,
-    tokenizers and safetensors. tests/brain/test_search_embed.py checks the vectors against
-    wordllama's own class.
+    the wheel's weight and tokenizer files without importing the package: its `__init__` is slow,
+    calls `logging.basicConfig`, and `WordLlama.load()` (0.4.0.post1) looks for the tokenizer under
+    `tokenizer/` while the wheel ships `tokenizers/`, so it would download one. Nothing is fetched,
+    cached or logged; tests/brain/test_search_embed.py checks the vectors against wordllama's own.
     """
 
     name = "wordllama-l2_supercat-256"
@@ -86,8 +78,6 @@ class WordLlamaEmbedder:
     def embed(self, texts: list[str]) -> "np.ndarray":
         import numpy as np
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[: self.MAX_CHARS] if t.strip() else "." for t in texts]
         out = np.empty((len(clipped), self._matrix.shape[1]), dtype=np.float32)
         for i in range(0, len(clipped), self.BATCH):

@@ -32,12 +32,6 @@ class Link(Model):
     target: str | None
 
 
-def _doc_kind(path: str) -> str:
-    if layout.is_page_path(path):
-        return "page"
-    return "note" if layout.is_note_path(path) else "summary"
-
-
 class BrainGraph:
     """Links and citations of one BrainView. Helpers take any name `brain show` accepts."""
 
@@ -51,7 +45,7 @@ class BrainGraph:
             self.graph.add_node(path, kind="page", slug=path.rsplit("/", 1)[1][:-3], title=None)
         docs = view.pages if pages_only else view.docs
         for path, doc in docs.items():
-            self.graph.add_node(path, kind=_doc_kind(path), slug=doc.slug, title=doc.frontmatter.title)
+            self.graph.add_node(path, kind=layout.doc_kind(path), slug=doc.slug, title=doc.frontmatter.title)
         for path, doc in docs.items():
             self._add_links(path, doc)
             self._add_cites(path, doc)
@@ -119,15 +113,7 @@ class BrainGraph:
         ]
         return sorted(out, key=lambda lk: (lk.source, lk.line, lk.name))
 
-    def in_degree(self, path: str) -> int:
-        """How many other documents link to `path`."""
-        return sum(1 for s, _, d in self.graph.in_edges(path, data=True) if d["kind"] == "link" and s != path)
-
     def evidence(self, name: str) -> list[str]:
         """Citation targets the document cites, sorted."""
         path = self.node(name)
         return sorted(t for _, t, d in self.graph.out_edges(path, data=True) if d["kind"] == "cite")
-
-
-def build_graph(view: BrainView, pages_only: bool = False) -> BrainGraph:
-    return BrainGraph(view, pages_only)

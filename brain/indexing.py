@@ -1,8 +1,8 @@
 """`brain index`: knowledge/index.md for an agent's first message, trimmed to a token budget.
 
-Tokens are estimated as ceil(characters / 3.5) (DEPENDENCIES.md: no offline tokenizer matches
-Claude's). When the index is over budget, whole lines are dropped, lowest value first; a line is
-never shortened, so every line that is printed is as true as the file. Value, highest first:
+When the index is over budget (tokens as `brain.tokens` estimates them), whole lines are dropped,
+lowest value first; a line is never shortened, so every line that is printed is as true as the
+file. Value, highest first:
   1. the page's type: person, project and preference pages before all others (they answer
      "who / what am I working on / how do I want it"); lines naming no page come last;
   2. backlinks: how many other documents link to the page;
@@ -14,7 +14,6 @@ heading. A last line says what was cut. If even the headings exceed the budget, 
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -25,17 +24,13 @@ from brain import layout
 from brain.chunks import DocInfo
 from brain.model import Model, empty_list
 from brain.render import render_knowledge_index
+from brain.tokens import estimate_tokens
 from brain.tree import DirTree
 from brain.view import BrainView
 
-TOKEN_CHARS = 3.5
 PRIORITY_TYPES = frozenset({"person", "project", "preference"})
 _ENTRY_RE = re.compile(r"^\s*[-*] \[\[([^\]|#]+)")
 _HEADING_RE = re.compile(r"^#{2,6} ")
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / TOKEN_CHARS)
 
 
 class IndexResult(Model):

@@ -85,10 +85,6 @@ class SearchHit(Model):
     matched: list[str] = Field(default_factory=empty_list)
     near: str | None = None  # the matching turn this one answers or prompts (conversation boost)
 
-    def chunk(self) -> Chunk:
-        return Chunk(ref=self.ref, kind=self.kind, path=self.path, title=self.title, text=self.text,
-                     cites=list(self.cites), date=self.date, confidence=self.confidence, meta=dict(self.meta))
-
     def why(self) -> str:
         """A short reason: which rankers found it, at which rank, on which words."""
         parts = []
@@ -151,9 +147,8 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
-def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | None = None) -> dict[int, float]:
+def rrf(rankings: list[list[int]], k: int = RRF_K, weights: list[float] | None = None) -> dict[int, float]:
     """Reciprocal rank fusion: Σ w / (k + rank) over the lists an id appears in (rank from 1)."""
-    k = RRF_K if k is None else k
     scores: dict[int, float] = {}
     for i, ranking in enumerate(rankings):
         w = weights[i] if weights else 1.0
@@ -215,18 +210,14 @@ class Searcher:
         kinds = tuple(k_ for k_ in kinds if k_ in KINDS)
         terms = query_terms(query)
         notes = list(self.notes)
-        lexical: list[int] = []
-        widened: list[int] = []
-        if self.index.lexical_ready and terms:
-            lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)]
-            extra = members(terms) if EXPANSION_WEIGHT > 0 else []
-            if extra:
-                widened = [cid for cid, _ in self.index.lexical(fts_query(extra), POOL, kinds, exclude)]
-        elif self.index.lexical_ready:
-            notes.append("no words to match in the query")
-        dense = self._dense(query, kinds, exclude) if self.index.embedder is not None and query.strip() else []
-        has_lex = self.index.lexical_ready and bool(terms)
+        has_lex = self.index.stats.lexical and bool(terms)
         has_dense = self.index.embedder is not None and bool(query.strip())
+        if self.index.stats.lexical and not terms:
+            notes.append("no words to match in the query")
+        lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)] if has_lex else []
+        extra = members(terms) if has_lex else []
+        widened = [cid for cid, _ in self.index.lexical(fts_query(extra), POOL, kinds, exclude)] if extra else []
+        dense = self._dense(query, kinds, exclude) if has_dense else []
         mode: Mode = "hybrid" if has_lex and has_dense else "dense" if has_dense else "lexical" if has_lex else "recency"
         if mode == "recency":
             ranked = self.index.recent(k, kinds, exclude)
@@ -235,17 +226,15 @@ class Searcher:
             return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
         fused = rrf([lexical, dense, widened], weights=[1.0, DENSE_WEIGHT, EXPANSION_WEIGHT])
         light = self.index.light(list(fused))
-        term_set = set(terms)
         lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
         dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
         recall_reply = asks_what_the_assistant_said(query)  # then its turns are the evidence, not restatements
         speakers = self.index.speakers()
-        asked_of = term_set & speakers  # the people the query names
-        names = asked_of if NAME_ONLY < 1.0 else set()
-        content = [t for t in terms if t not in names]
-        texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
+        asked_of = set(terms) & speakers  # the people the query names
+        content = [t for t in terms if t not in asked_of]
+        texts = self.index.texts(list(lex_rank), context=True) if asked_of and content else {}
         scored = []
         for cid, base in fused.items():
             c = light.get(cid)

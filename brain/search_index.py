@@ -121,26 +121,18 @@ class SearchIndex:
         root = Path(root)
         db = root / INDEX_FILE
         db.parent.mkdir(parents=True, exist_ok=True)
-        rebuilt = None
-        for attempt in (1, 2):
-            try:
-                conn, reason = _connect(db, fts)
-                rebuilt = rebuilt or reason
-                stats = _update(root, conn, embedder, rebuilt, tree or DirTree(root))
-                return cls(root, conn, embedder, stats)
-            except sqlite3.DatabaseError as exc:
-                if attempt == 2:
-                    raise
-                rebuilt = f"the index could not be read ({exc}); rebuilt from the Brain's files"
-                _remove(db)
-        raise AssertionError("unreachable")
+        tree = tree or DirTree(root)
+        try:
+            conn, rebuilt = _connect(db, fts)
+            return cls(root, conn, embedder, _update(root, conn, embedder, rebuilt, tree))
+        except sqlite3.DatabaseError as exc:  # damaged past what _connect reads: made again, once
+            rebuilt = f"the index could not be read ({exc}); rebuilt from the Brain's files"
+            _remove(db)
+        conn, _ = _connect(db, fts)
+        return cls(root, conn, embedder, _update(root, conn, embedder, rebuilt, tree))
 
     def close(self) -> None:
         self.conn.close()
-
-    @property
-    def lexical_ready(self) -> bool:
-        return self.stats.lexical
 
     # -- reading ----------------------------------------------------------------------------
     def chunks(self, ids: list[int]) -> dict[int, Chunk]:
@@ -298,7 +290,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
     links = set(tree.symlinks())  # not followed: a link may point out of the Brain
     files = [rel for rel in tree.files() if rel in stats and rel not in links and indexable(rel)]
     known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, size, mtime FROM files")}
-    changed = removed = embedded = 0
+    removed = embedded = 0
     added: list[str] = []  # the files whose chunks were inserted
     with conn:
         for rel in [rel for rel in files if known.get(rel) != stats[rel]]:
@@ -313,7 +305,6 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             chunks, info = read_document(rel, data)
             conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (rel, digest, size, mtime, *(("\n".join(info.links), "\n".join(info.aliases), info.updated) if info else (None,) * 3)))
-            changed += 1
             added.append(rel)
             _delete_chunks(conn, rel)
             _insert_chunks(conn, chunks)
@@ -325,11 +316,11 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             before = _meta_json(conn, "counts")  # the counts of the generation this update started from
             complete = before.get("generation") == generation and before.get("vectors") == before.get("chunks")
             embedded = embed_missing(conn, embedder, added, complete)
-        if changed or removed or embedded:
+        if added or removed or embedded:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         counts = _counts(conn)
     return IndexStats(
-        path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=changed,
+        path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=len(added),
         removed=removed, embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
     )
 
