@@ -2,10 +2,8 @@
 
 `[card event · caroline · seen 2023-06-27, 2y old, STALE · 75%] A friend made it … (conv-26-s4#t5) — why: birthday; dense`
 
-type (the card's kind), scope (its topic page), freshness (when it was observed and how long ago;
-STALE past the kind's age limit, or when a newer fact superseded it), confidence as a percentage,
-a truncation marker when the statement was shortened, and why search retrieved it in a few words
-(the query words it matched, `dense`, `next to t4`; the item's `reason` has the ranks).
+type, scope (its topic page), freshness, confidence, a truncation marker when the statement was
+shortened, and why search found it in a few words (docs/context.md describes each).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """`brain context`: the packet an agent gets for one question, within a token budget.
 
-Lanes, in the order they are filled and printed:
-  1. standing — guide.md and rules/*.md (the owner's standing instructions), up to 25 % of the budget;
-     the guide may be shortened (marked), a rule never is: it is admitted whole or rejected;
-  2. index   — knowledge/index.md trimmed to 10 %, pages that search found kept first;
-  3. pages   — page and session-summary statements found by search, up to 30 % of what is left;
-  4. cards   — memory cards (notes) found by search, up to 30 % of what is left;
-  5. turns   — raw evidence turns found by search or cited by an admitted statement or card, with
-               their date, filling the rest. Space a lane leaves unused goes to the lanes after it,
-               and what is still free at the end goes back to statements and cards that were held back.
-Every item considered is reported, admitted or rejected, with its reason and token count
-(tokens = ceil(chars / 3.5), `brain.tokens`). The JSON form is documented in docs/context.md.
+Five lanes, filled and printed in order: standing (guide.md's rules, rules/*.md), index (the trimmed
+knowledge/index.md), then pages, cards and turns from one joint search ranking; space a lane leaves
+goes to the lanes after it. Every item considered is reported, admitted or rejected, with its
+reason and token count (`brain.tokens`). docs/context.md gives each lane's share and the JSON form.
 """
 
 from __future__ import annotations
@@ -80,9 +73,6 @@ class ContextOptions(Model):
     exclude: tuple[str, ...] = ()  # path prefixes left out, e.g. ("knowledge/",) for the wiki ablation
     standing_share: float = 0.25
     index_share: float = 0.10
-    page_share: float = 1.0
-    card_share: float = 1.0
-    turn_share: float = 1.0
     turn_cut: float = 0.5  # a turn is shown whole up to this share of the evidence budget; a longer one is cut to its best passage
     k: int = 60
 
@@ -185,14 +175,12 @@ class ContextBuilder:
         found = self.searcher.index.by_refs(cited)
         dates = {ref: chunk.date for ref, (_, chunk) in found.items()}
         said = {ref: chunk.text for ref, (_, chunk) in found.items()}
-        evidence = state.left
-        caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
+        evidence = state.left  # the three lanes share it: none has a cap of its own
         terms = _window_terms(question, self.searcher.index.speakers())
         seen: dict[str, Cand] = {}  # normalised text → the admitted item that says it
         shown: dict[str, Cand] = {}  # turn → the admitted item that shows it (brain.shown), not merely cites it
         for rank, hit in enumerate(result.hits, 1):
             lane = _LANE_OF[hit.kind]
-            cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
                 cand = self._turn(hit, reason, terms, max(60, int(evidence * options.turn_cut)), state)
@@ -206,13 +194,13 @@ class ContextBuilder:
             elif narrow and all(c in shown for c in hit.cites):
                 cand.why_not, cand.blocker = "the turns it cites are shown in the packet already ({ref})", shown[hit.cites[0]]
                 state.cands.append(cand)
-            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
+            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, None):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
-            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):
+            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, None):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
-            elif state.offer(cand, cap):
+            elif state.offer(cand, None):
                 seen[key] = cand
                 shown.update({c: cand for c in _shows(cand, hit, said) if c not in shown})
         return result.mode, list(result.notes)

@@ -1,24 +1,10 @@
 """`brain search`: hybrid ranking of page statements, memory cards, session summaries and raw turns.
 
-Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
-model, `brain.embed`, on the query's content words but the names of the people who speak) each
-rank the chunks; reciprocal rank fusion
-(RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists — with a third, at 0.5, when
-the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, cat, puppy …) — and the
-score is adjusted:
-  * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
-  * who spoke: an assistant's turn × 0.5 (not when the query asks what the assistant said); a turn
-    by a person the query names × 2.5; a card or page about another of the people who speak (its
-    topic or page slug), when the query names someone, × 0.5;
-  * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
-  * conversation: the turn after a matching turn between two people gains half its score (the turn
-    before it a fifth); one with no query word of its own stays just below the turn that raised it.
-  * names only: a lexical hit that matched the names of the query's people (anyone who speaks in a
-    session) and none of its other words × 0.3.
-A turn is indexed with the words of the turn before it (a `context` column, bm25 weight 0.4): a
-reply is found by what it answers.
-The weights were measured on the LoCoMo and LongMemEval dev sets (docs/context.md says by how much).
-Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
+Lexical BM25 (SQLite FTS5) and dense cosine similarity (`brain.embed`) each rank the chunks;
+reciprocal rank fusion merges them (with a third list for the members of a kind the query names,
+`brain.thesaurus`), and the fused score is adjusted for confidence, who spoke, recency and the
+conversation around a matching turn. docs/context.md gives every weight and what it was measured
+on. Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
 (no embedding model) → recency (neither); `SearchResult.mode` says which ran.
 """
 

@@ -1,12 +1,9 @@
 """The search index: chunks of the Brain in SQLite under `.dream/cache/`, FTS5 and vectors beside them.
 
-It is the read side's one cache. `SearchIndex.open(root, embedder)` brings it up to date before it
-answers: a file whose size and mtime are unchanged is skipped, any other is hashed and re-chunked
-only when its content hash changed, and files that disappeared lose their chunks. Symlinks are not
-followed. Beside its chunks, each document keeps the link targets it names and its aliases and
-date (`documents()`: `brain index` ranks pages by backlinks with them). Vectors are computed for
-chunks that lack one for the current embedder. An index that cannot be read (corrupt, other
-schema) is deleted and rebuilt, and `stats.rebuilt` says why. Deleting it loses nothing.
+It is the read side's one cache, brought up to date by `SearchIndex.open(root, embedder)` before it
+answers (docs/context.md: what is skipped, re-chunked and rebuilt; symlinks are not followed).
+Beside its chunks, each document keeps the link targets it names, its aliases and date
+(`documents()`: `brain index` ranks pages by backlinks with them). Deleting it loses nothing.
 """
 
 from __future__ import annotations

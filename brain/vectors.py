@@ -1,7 +1,7 @@
 """The search index's vectors: computed for the chunks that lack one, and read as one matrix.
 
 Reading every vector out of SQLite would cost each one-shot `brain search` more than the search
-(docs/BENCHMARKS.md), so the matrix is kept under `.dream/cache/search-vectors/<name>/`, named by
+(docs/context.md), so the matrix is kept under `.dream/cache/search-vectors/<name>/`, named by
 the index's instance and generation, and memory-mapped from there. A snapshot that is missing or
 unreadable is made again from SQLite; older ones are removed.
 """
