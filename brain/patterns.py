@@ -6,7 +6,7 @@ A span is (start, end, kind): a half-open character range of the scanned text an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 Span = tuple[int, int, str]
 
@@ -65,3 +65,12 @@ def disjoint(spans: Iterable[Span]) -> list[Span]:
             continue
         out.append(span)
     return out
+
+
+def replace_spans(text: str, spans: list[Span], mark: Callable[[str], str]) -> str:
+    """`text` with each of the sorted, disjoint `spans` replaced by `mark(kind)`."""
+    parts, at = [], 0
+    for start, end, kind in spans:
+        parts += [text[at:start], mark(kind)]
+        at = end
+    return "".join(parts) + text[at:]

@@ -339,8 +339,5 @@ def _neighbour(ref: str, delta: int) -> str:
 
 
 def _hit(chunk: Chunk, score: float, lex: int | None, dense: int | None, matched: list[str], near: str | None = None) -> SearchHit:
-    return SearchHit(
-        ref=chunk.ref, kind=chunk.kind, path=chunk.path, title=chunk.title, text=chunk.text, cites=chunk.cites,
-        date=chunk.date, confidence=chunk.confidence, meta=chunk.meta, score=round(score, 6),
-        lexical_rank=lex, dense_rank=dense, matched=matched, near=near,
-    )
+    fields = {name: getattr(chunk, name) for name in Chunk.__slots__}
+    return SearchHit(**fields, score=round(score, 6), lexical_rank=lex, dense_rank=dense, matched=matched, near=near)
