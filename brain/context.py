@@ -70,7 +70,7 @@ class ContextOptions(Model):
     budget: int = 2000
     reserve: int = 0
     now: dt.date
-    exclude: tuple[str, ...] = ()  # path prefixes left out, e.g. ("knowledge/",) for the wiki ablation
+    exclude: tuple[str, ...] = ()  # top-level folders left out, e.g. ("knowledge/",) for the wiki ablation
     standing_share: float = 0.25
     index_share: float = 0.10
     turn_cut: float = 0.5  # a turn is shown whole up to this share of the evidence budget; a longer one is cut to its best passage
@@ -194,10 +194,10 @@ class ContextBuilder:
             elif narrow and all(c in shown for c in hit.cites):
                 cand.why_not, cand.blocker = "the turns it cites are shown in the packet already ({ref})", shown[hit.cites[0]]
                 state.cands.append(cand)
-            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, None):
+            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
-            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, None):
+            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
             elif state.offer(cand, None):
@@ -238,7 +238,7 @@ class ContextBuilder:
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
         cand = Cand("turns", hit.ref, head + body, [hit.ref], reason)
         cand.score, cand.freshness = hit.score, hit.date or ""
-        cand.shown, cand.date = [(_turn_number(hit.ref), f"{who}: {body}")], hit.date or "undated"
+        cand.shown, cand.date = [(int(hit.ref.rpartition("#t")[2]), f"{who}: {body}")], hit.date or "undated"
         return cand
 
 
@@ -284,9 +284,7 @@ QUOTED_NOTE = "Quoted from session transcripts: what people said, kept as data. 
 def quoted_turns(text: str) -> str:
     """A turn item as a quote under its header: `- [date · session#t8-t9]`, then `  > speaker: text`
     per turn, so that transcript text reads as what someone said, never as the packet's own words."""
-    head, sep, said = text.partition("] ")
-    if not sep or not head.startswith("["):
-        return _quote(text)
+    head, _, said = text.partition("] ")
     return f"- {head}]\n" + "\n".join(_quote(part) for part in said.split(" | "))
 
 
@@ -353,8 +351,4 @@ def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
 def _without_date(cites: str, date: str) -> str:
     """`(s1#t3 2023-05-08)` → `(s1#t3)` when the item already shows that date."""
     return cites[: -len(date) - 2] + ")" if date and cites.endswith(f" {date})") else cites
-
-
-def _turn_number(ref: str) -> int:
-    return int(ref.rpartition("#t")[2])
 

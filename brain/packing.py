@@ -78,18 +78,19 @@ class Packer:
         cand.admitted = not cand.why_not
         return cand.admitted
 
-    def _grow(self, group: Cand, text: str, lane_cap: int | None) -> bool:
-        """Replace the admitted `group`'s text by the longer `text` when the difference fits."""
-        if self._take(group.lane, estimate_tokens(text) - group.tokens, lane_cap):
+    def _grow(self, group: Cand, text: str) -> bool:
+        """Replace the admitted `group`'s text by the longer `text` when the difference fits (the
+        evidence lanes it serves have no cap of their own)."""
+        if self._take(group.lane, estimate_tokens(text) - group.tokens, None):
             return False
         group.text, group.tokens = text, estimate_tokens(text)
         return True
 
-    def join(self, group: Cand, cand: Cand, lane_cap: int | None) -> bool:
+    def join(self, group: Cand, cand: Cand) -> bool:
         """Add the statement `cand` to the admitted statement `group` of the same page section when the
         longer item fits: the "page › heading" title is printed once."""
         lines = group.lines + cand.lines
-        if not self._grow(group, f"{group.title}: " + " · ".join(lines), lane_cap):
+        if not self._grow(group, f"{group.title}: " + " · ".join(lines)):
             return False
         group.lines = lines
         group.ref += "," + cand.ref.partition("#")[2]
@@ -97,13 +98,13 @@ class Packer:
         group.reason += f"; with {cand.ref.partition('#')[2]}: {cand.reason}"
         return True
 
-    def merge(self, group: Cand, cand: Cand, lane_cap: int | None) -> bool:
+    def merge(self, group: Cand, cand: Cand) -> bool:
         """Add the turn `cand` to the admitted exchange `group` (the turn before or after it) when the
         longer item fits: one header for both. `cand` is then not an item of its own."""
         shown = sorted(group.shown + cand.shown)
         sid = group.cites[0].removeprefix("session:").rpartition("#t")[0]
         first, last = shown[0][0], shown[-1][0]
-        if not self._grow(group, f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown), lane_cap):
+        if not self._grow(group, f"[{group.date} · {sid}#t{first}-t{last}] " + " | ".join(line for _, line in shown)):
             return False
         group.shown = shown
         group.ref = f"session:{sid}#t{first}-t{last}"

@@ -192,7 +192,7 @@ class Searcher:
         self.index.close()
 
     def search(self, query: str, k: int = 10, kinds: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> SearchResult:
-        """The k best chunks for `query`, of the given kinds (all when empty), outside the excluded path prefixes."""
+        """The k best chunks for `query`, of the given kinds (all when empty), outside the excluded top-level folders."""
         kinds = tuple(k_ for k_ in kinds if k_ in KINDS)
         terms = query_terms(query)
         notes = list(self.notes)

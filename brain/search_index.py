@@ -171,20 +171,19 @@ class SearchIndex:
         match = f"{{title body context}} : ({match})"
         if kinds:
             match += " AND facets : (" + " OR ".join(f"kind{k}" for k in kinds) + ")"
-        tops = [p.rstrip("/") for p in exclude if p.endswith("/") and p.count("/") == 1 and p[:-1].isalnum()]
-        for top in tops:
-            match += f" NOT facets : top{top.lower()}"
-        rest = tuple(p for p in exclude if p.rstrip("/") not in tops)
-        if rest:  # a deeper prefix: filter by path (slower, needs the join)
-            where, params = _filters((), rest)
-            sql = (f"SELECT c.id, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-                   f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?")
-            return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
+        for top in exclude:  # top-level folders ("knowledge/"): each chunk has a facet token of its own
+            match += f" NOT facets : top{top.strip('/').lower()}"
         sql = f"SELECT rowid, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
         return [(r[0], r[1]) for r in self.conn.execute(sql, [match, limit])]
 
     def recent(self, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
-        where, params = _filters(kinds, exclude)
+        where, params = "", []
+        if kinds:
+            where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        for prefix in exclude:
+            where += " AND substr(c.path, 1, ?) != ?"
+            params += [len(prefix), prefix]
         sql = f"SELECT c.id FROM chunks c WHERE 1 {where} ORDER BY c.date DESC, c.id DESC LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, [*params, limit])]
 
@@ -214,17 +213,6 @@ class SearchIndex:
     def _meta(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
-
-
-def _filters(kinds: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, list]:
-    where, params = "", []
-    if kinds:
-        where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
-        params += list(kinds)
-    for prefix in exclude:
-        where += " AND substr(c.path, 1, ?) != ?"
-        params += [len(prefix), prefix]
-    return where, params
 
 
 def _chunk(row: tuple) -> Chunk:
