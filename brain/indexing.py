@@ -54,17 +54,14 @@ def index_for_agent(view: BrainView, budget: int, documents: "Callable[[], dict[
     `documents()`: what the search index keeps of each document (page_ranks), asked only when the
     index is over budget."""
     generated = not view.tree.exists(layout.KNOWLEDGE_INDEX)
-    if generated:
-        text = render_knowledge_index(view.pages)
-    else:
-        text = view.tree.read_bytes(layout.KNOWLEDGE_INDEX).decode("utf-8", errors="replace")
+    text = render_knowledge_index(view.pages) if generated else view.tree.read_bytes(layout.KNOWLEDGE_INDEX).decode("utf-8", "replace")
     if text and not text.endswith("\n"):
         text += "\n"
     total = sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
-    if budget <= 0 or estimate_tokens(text) <= budget:
-        return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, generated=generated)
-    trimmed, omitted = trim_index(text, budget, page_ranks(documents()))
-    return IndexResult(text=trimmed, tokens=estimate_tokens(trimmed), budget=budget, total=total, omitted=omitted, generated=generated)
+    omitted: list[str] = []
+    if 0 < budget < estimate_tokens(text):
+        text, omitted = trim_index(text, budget, page_ranks(documents()))
+    return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, omitted=omitted, generated=generated)
 
 
 def indexed_documents(tree: DirTree) -> dict[str, DocInfo]:

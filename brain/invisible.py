@@ -38,11 +38,8 @@ def _char_kind(text: str, i: int) -> str | None:
         before = text[i - 1] if i > 0 else " "
         after = text[i + 1] if i + 1 < len(text) else " "
         return "invisible" if before.isascii() and after.isascii() else None
-    if 0xE0100 <= o <= 0xE01EF:
-        j = i
-        while j > 0 and 0xE0100 <= ord(text[j - 1]) <= 0xE01EF:
-            j -= 1
-        return None if j > 0 and j == i and _is_cjk(text[j - 1]) else "invisible"  # ideographic variation
+    if 0xE0100 <= o <= 0xE01EF:  # allowed as one ideographic variation selector right after its ideograph
+        return None if i > 0 and _is_cjk(text[i - 1]) else "invisible"
     return None
 
 
