@@ -15,12 +15,11 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.cards import freshness, render_card
 from brain.chunks import plain
 from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.shown import ItemText
-from brain.packing import Cand, Packer, exchange_for, section_for, window
+from brain.packing import Cand, Packer, exchange_for, freshness, render_card, section_for, window
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
@@ -217,9 +216,8 @@ class ContextBuilder:
             body = _CITE_MARK_RE.sub("", plain(hit.text)).strip().removeprefix("- ").removeprefix("* ")
             if _DATED_RE.match(body):
                 cites = _without_date(cites, body[:10])  # the line says its date already
-            text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
-        cand = Cand(lane, hit.ref, text, list(hit.cites), reason)
-        cand.score, cand.freshness = hit.score, hit.date or ""
+            text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1) + f" {cites}".rstrip()
+        cand = Cand(lane, hit.ref, text, list(hit.cites), reason, freshness=hit.date or "")
         if lane == "cards":
             label, stale = freshness(hit.meta, now)
             cand.confidence, cand.freshness = hit.confidence, label + (", STALE" if stale else "")
@@ -236,10 +234,8 @@ class ContextBuilder:
         if estimate_tokens(body) > room and room >= 12:
             body = window(body, terms, room)
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
-        cand = Cand("turns", hit.ref, head + body, [hit.ref], reason)
-        cand.score, cand.freshness = hit.score, hit.date or ""
-        cand.shown, cand.date = [(int(hit.ref.rpartition("#t")[2]), f"{who}: {body}")], hit.date or "undated"
-        return cand
+        shown = [(int(hit.ref.rpartition("#t")[2]), f"{who}: {body}")]
+        return Cand("turns", hit.ref, head + body, [hit.ref], reason, shown=shown, date=hit.date or "undated", freshness=hit.date or "")
 
 
 def read_questions(path: Path) -> tuple[list[tuple[str, str]], list[str]]:

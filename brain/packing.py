@@ -2,15 +2,22 @@
 
 Each candidate (`Cand`) is offered with its lane's cap; `Packer` charges its tokens or records why
 it was not admitted, and grows an admitted item when a neighbouring turn joins it (an exchange) or
-a statement of the same page section does. `window` cuts a turn to the passage a question asks about.
+a statement of the same page section does. `window` cuts a turn to the passage a question asks about;
+`render_card` is the one line a memory card reads as (its parts are described in docs/context.md):
+`[card event · caroline · seen 2023-06-27, 2y old, STALE · 75%] A friend made it … (conv-26-s4#t5) — why: birthday; dense`
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from brain.tokens import estimate_tokens, truncate
+
+if TYPE_CHECKING:
+    from brain.search import SearchHit
 
 LANE_OVERHEAD = 5  # tokens for a lane's heading in the printed packet
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -28,7 +35,6 @@ class Cand:
     text: str
     cites: list[str]
     reason: str
-    score: float = 0.0
     tokens: int = field(init=False)
     admitted: bool = False
     why_not: str = ""
@@ -121,12 +127,7 @@ def window(text: str, terms: dict[str, float], tokens: int) -> str:
     sentences = _SENTENCE_RE.split(text)
     marker = " …"
     room = tokens - estimate_tokens(marker + marker)
-
-    def score(sentence: str) -> float:
-        low = sentence.lower()
-        return sum(w for t, w in terms.items() if t[:5] in low)
-
-    scores = [score(x) for x in sentences]
+    scores = [sum(w for t, w in terms.items() if t[:5] in low) for low in (s.lower() for s in sentences)]
     best, best_score = (0, 0), -1
     # With no query word anywhere (a reply raised by its neighbour), what the turn says comes
     # after its opening reaction: "Thanks, Melanie! I painted it after …".
@@ -145,7 +146,6 @@ def window(text: str, terms: dict[str, float], tokens: int) -> str:
     start, end = best
     if end <= start:  # not one sentence fits: the best one, cut
         start = max(range(len(sentences)), key=lambda i: (scores[i], -i)) if any(scores) else first
-        end = start + 1
         body = truncate(sentences[start], room + estimate_tokens(marker), marker)
         return ("… " if start else "") + body
     body = " ".join(sentences[start:end])
@@ -175,3 +175,57 @@ def section_for(cand: Cand, state: Packer) -> Cand | None:
                 and len(set(other.cites) | set(cand.cites)) <= 3):
             return other
     return None
+
+
+# -- memory cards -----------------------------------------------------------------------------
+#: Days after which a card of this kind is flagged STALE (facts age at different speeds).
+AGE_LIMITS: dict[str, int] = {"preference": 365, "identity": 5 * 365, "relationship": 2 * 365, "project": 180, "event": 365,
+                              "decision": 365, "correction": 2 * 365, "learning": 3 * 365}
+DEFAULT_AGE_LIMIT = 365
+
+
+def age_label(observed: dt.date, now: dt.date) -> str:
+    """`today`, `5d old`, `3mo old`, `2y old` (future dates read `today`)."""
+    days = (now - observed).days
+    if days <= 0:
+        return "today"
+    if days < 60:
+        return f"{days}d old"
+    if days < 730:
+        return f"{days // 30}mo old"
+    return f"{days // 365}y old"
+
+
+def freshness(meta: dict, now: dt.date) -> tuple[str, bool]:
+    """(label, stale) of a card from its `observed` / `until` dates and kind."""
+    observed = _date(meta.get("observed"))
+    until = _date(meta.get("until"))
+    if until is not None:
+        return f"superseded {until.isoformat()}", True
+    if observed is None:
+        return "undated", False
+    days = (now - observed).days
+    stale = days > AGE_LIMITS.get(str(meta.get("kind")), DEFAULT_AGE_LIMIT)
+    return f"seen {observed.isoformat()}, {age_label(observed, now)}", stale
+
+
+def render_card(hit: SearchHit, statement: str, cites: str, now: dt.date, max_tokens: int) -> tuple[str, bool]:
+    """(line, truncated): the card a search hit is, within `max_tokens`, the statement shortened first."""
+    meta, confidence, why = hit.meta, hit.confidence, hit.brief()
+    label, stale = freshness(meta, now)
+    event = f" · event {meta['event_date']}" if meta.get("event_date") else ""
+    conf = f"{round(100 * confidence)}%" if confidence is not None else "?%"
+    head = f"[card {meta.get('kind', 'note')} · {meta.get('topic', '?')} · {label}{', STALE' if stale else ''}{event} · {conf}] "
+    tail = f"{cites} — why: {why}"
+    room = max_tokens - estimate_tokens(head + tail + " ")
+    short = truncate(statement, room) if room > 0 else ""
+    return f"{head}{short} {tail}", short != statement
+
+
+def _date(value: object) -> dt.date | None:
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
