@@ -23,7 +23,7 @@ def indent(text: str) -> str:
 
 def searchers(root: Path, embedder: str):
     """One open Searcher of the Brain, opened again when HEAD moves (`.get()` gives it): what a
-    server keeps, as bringing the index of a 10,000-session Brain up to date takes ~0.5 s."""
+    server keeps, as bringing a large Brain's index up to date is slow next to a search."""
     from brain.repo import HeadCache
     from brain.search import Searcher
 

@@ -68,8 +68,8 @@ class WordLlamaEmbedder:
         if not (weights.is_file() and tokenizer.is_file()):
             raise EmbedderUnavailable("this wordllama build does not ship l2_supercat_256; install wordllama==0.4.0.post1")
         with safe_open(str(weights), framework="np", device="cpu") as f:
-            # Kept as stored (float16): converting the rows a batch uses is exact and saves a one-shot
-            # call converting all 32,000 of them.
+            # Kept as stored (float16): converting the rows a batch uses is exact and spares a one-shot
+            # call converting the whole vocabulary.
             self._matrix = f.get_tensor("embedding.weight")
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.enable_padding()

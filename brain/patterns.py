@@ -14,8 +14,7 @@ Span = tuple[int, int, str]
 class LazyPattern:
     """A regex compiled the first time it is used, then used as an `re.Pattern` (`search`,
     `finditer`, `groupindex`, ...). The scanners' ~50 patterns are tried only where their gates
-    open, and a nightly run opens few of them: compiling every one when the module was imported
-    cost ~4 ms of the start of each `dream run`, the part that is spent on both cores at once."""
+    open, and a nightly run opens few of them, so none is compiled at every command's start."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)

@@ -1,8 +1,8 @@
 """Generated files: `knowledge/index.md` and `sessions/index.md` (docs/FORMATS.md).
 
 Output depends only on the pages it lists, sorted, so two renders of one Brain are byte-identical.
-Both are a title and lists of lines, built as strings: a template engine's import alone was a
-seventh of a nightly run's start.
+Both are a title and lists of lines, built as strings: a template engine's import would cost a
+nightly run more than these renders.
 """
 
 from __future__ import annotations

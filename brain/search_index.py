@@ -312,7 +312,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
 
 def _counts(conn: sqlite3.Connection) -> dict:
     """How many files, chunks and vectors the index holds, and who speaks in its sessions, kept per
-    generation: counting 200,000 rows costs a one-shot call ~0.1 s."""
+    generation: counting a large index's rows would be a good part of a one-shot call."""
     gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
     counts = _meta_json(conn, "counts")
     if counts.get("generation") != gen:
