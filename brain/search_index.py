@@ -223,10 +223,7 @@ def _chunk(row: tuple) -> Chunk:
 
 def _remove(db: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm"):
-        try:
-            os.remove(f"{db}{suffix}")
-        except FileNotFoundError:
-            pass
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
 def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
@@ -237,14 +234,12 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
         try:
             version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is not None
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            version, has_fts, reason = None, False, f"the index could not be read ({exc}); rebuilt from the Brain's files"
-        if version and version[0] == SCHEMA_VERSION and has_fts == fts:
-            return conn, None
-        if reason is None:
-            conn.close()
+            if version == (SCHEMA_VERSION,) and has_fts == fts:
+                return conn, None
             reason = "the index was made by another version; rebuilt"
+        except sqlite3.DatabaseError as exc:
+            reason = f"the index could not be read ({exc}); rebuilt from the Brain's files"
+        conn.close()
         _remove(db)
     conn = sqlite3.connect(db, timeout=30)
     with conn:
@@ -275,7 +270,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
     links = set(tree.symlinks())  # not followed: a link may point out of the Brain
     files = [rel for rel in tree.files() if rel in stats and rel not in links and indexable(rel)]
     known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, size, mtime FROM files")}
-    removed = embedded = 0
+    embedded = 0
     added: list[str] = []  # the files whose chunks were inserted
     with conn:
         for rel in [rel for rel in files if known.get(rel) != stats[rel]]:
@@ -293,8 +288,8 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             added.append(rel)
             _delete_chunks(conn, rel)
             _insert_chunks(conn, chunks)
-        for rel in set(known) - set(files):
-            removed += 1
+        removed = set(known) - set(files)
+        for rel in removed:
             conn.execute("DELETE FROM files WHERE path = ?", (rel,))
             _delete_chunks(conn, rel)
         if embedder is not None:
@@ -306,7 +301,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
         counts = _counts(conn)
     return IndexStats(
         path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=len(added),
-        removed=removed, embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
+        removed=len(removed), embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
     )
 
 
