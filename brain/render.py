@@ -10,8 +10,6 @@ from __future__ import annotations
 from brain import layout
 from brain.page import Page
 
-TYPE_HEADINGS = {t: folder.capitalize() for t, folder in layout.TYPE_FOLDERS.items()}
-
 
 def one_line(text: str | None) -> str:
     return " ".join((text or "").split())
@@ -45,7 +43,7 @@ def render_knowledge_index_lines(lines: dict[str, str]) -> str:
     out = ["# Index\n"]
     for t in layout.PAGE_TYPES:  # a `## Heading` per type that has pages, in layout order
         if t in by_type:
-            out.append(f"\n## {TYPE_HEADINGS[t]}\n")
+            out.append(f"\n## {layout.TYPE_FOLDERS[t].capitalize()}\n")
             out += [line + "\n" for _, line in sorted(by_type[t])]
     return "".join(out)
 

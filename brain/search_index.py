@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import ConfigDict
 
 from brain import layout
-from brain.chunks import Chunk, DocInfo, indexable, read_document
+from brain.chunks import Chunk, DocInfo, indexable, plain, read_document
 from brain.model import Model
 from brain.tree import DirTree
 from brain.vectors import Matrix, embed_missing, load_matrix
@@ -90,8 +90,6 @@ class IndexStats(Model):
 
 def search_text(chunk: Chunk) -> str:
     """What lexical and dense search see of a chunk: its text, with the speaker of a turn."""
-    from brain.chunks import plain
-
     if chunk.kind == "turn":
         return f"{chunk.meta.get('speaker', '')}: {chunk.text}"
     return plain(chunk.text)
