@@ -256,8 +256,6 @@ class Searcher:
         """
         turns = sorted(((score, cid) for score, cid in scored if light[cid].kind == "turn" and light[cid].role == "user"), reverse=True)
         turns = turns[:CONVERSATION_POOL]
-        if not turns:
-            return {}
         # A session's turns are indexed in order, so turn n ± 1 is id ± 1 (checked by ref and path).
         wanted = [cid + d for _, cid in turns for d in (1, -1)]
         known = self.index.light([i for i in wanted if i not in light])
