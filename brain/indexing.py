@@ -14,6 +14,7 @@ heading. A last line says what was cut. If even the headings exceed the budget, 
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -101,8 +102,6 @@ def page_ranks(documents: dict[str, DocInfo]) -> dict[str, tuple]:
     The key is (person/project/preference pages first, more other documents linking to it, more
     recently updated, slug), from what the search index keeps of each readable document
     (brain.search_index: `documents()`)."""
-    import datetime as dt
-
     names: dict[str, set[str]] = defaultdict(set)  # casefolded slug or alias → the pages it names
     pages = [path for path in documents if layout.is_page_path(path)]
     for path in pages:

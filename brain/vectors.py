@@ -94,9 +94,7 @@ def _load(folder: Path, dim: int) -> Matrix | None:
         n = len(ids)
         if mat.shape != (n, dim) or len(kind_codes) != n or len(path_codes) != n:
             return None
-        kinds = np.array(names["kinds"], dtype=object)[kind_codes] if n else np.array([], dtype=object)
-        paths = np.array(names["paths"], dtype=object)[path_codes] if n else np.array([], dtype=object)
-        return ids, mat, kinds, paths
+        return ids, mat, np.array(names["kinds"], dtype=object)[kind_codes], np.array(names["paths"], dtype=object)[path_codes]
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
 
