@@ -88,13 +88,6 @@ class IndexStats(Model):
     rebuilt: str | None = None  # why the index was rebuilt from scratch, None when it was not
 
 
-def search_text(chunk: Chunk) -> str:
-    """What lexical and dense search see of a chunk: its text, with the speaker of a turn."""
-    if chunk.kind == "turn":
-        return f"{chunk.meta.get('speaker', '')}: {chunk.text}"
-    return plain(chunk.text)
-
-
 class SearchIndex:
     """An open, up-to-date index of one Brain. Use `SearchIndex.open`."""
 
@@ -338,7 +331,7 @@ def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
     ("It taught me self-acceptance") is found by the words of what it answers ("Becoming Nicole")."""
     rows, before = [], ""
     for c in chunks:
-        body = search_text(c)
+        body = f"{c.meta.get('speaker', '')}: {c.text}" if c.kind == "turn" else plain(c.text)  # what lexical and dense see
         context = before if c.kind == "turn" else ""
         before = c.text if c.kind == "turn" else ""  # without its speaker: a name there would match every reply
         rows.append((c.ref, c.kind, c.path, c.title, c.text, body, " ".join(c.cites), c.date, c.confidence,
