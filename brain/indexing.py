@@ -1,8 +1,8 @@
 """`brain index`: knowledge/index.md for an agent's first message, trimmed to a token budget.
 
-Tokens are estimated as ceil(characters / 3.5) (DEPENDENCIES.md: no offline tokenizer matches
-Claude's). When the index is over budget, whole lines are dropped, lowest value first; a line is
-never shortened, so every line that is printed is as true as the file. Value, highest first:
+When the index is over budget (tokens as `brain.tokens` estimates them), whole lines are dropped,
+lowest value first; a line is never shortened, so every line that is printed is as true as the
+file. Value, highest first:
   1. the page's type: person, project and preference pages before all others (they answer
      "who / what am I working on / how do I want it"); lines naming no page come last;
   2. backlinks: how many other documents link to the page;
@@ -14,7 +14,7 @@ heading. A last line says what was cut. If even the headings exceed the budget, 
 
 from __future__ import annotations
 
-import math
+import datetime as dt
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -25,17 +25,13 @@ from brain import layout
 from brain.chunks import DocInfo
 from brain.model import Model, empty_list
 from brain.render import render_knowledge_index
+from brain.tokens import estimate_tokens
 from brain.tree import DirTree
 from brain.view import BrainView
 
-TOKEN_CHARS = 3.5
 PRIORITY_TYPES = frozenset({"person", "project", "preference"})
 _ENTRY_RE = re.compile(r"^\s*[-*] \[\[([^\]|#]+)")
 _HEADING_RE = re.compile(r"^#{2,6} ")
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / TOKEN_CHARS)
 
 
 class IndexResult(Model):
@@ -59,17 +55,14 @@ def index_for_agent(view: BrainView, budget: int, documents: "Callable[[], dict[
     `documents()`: what the search index keeps of each document (page_ranks), asked only when the
     index is over budget."""
     generated = not view.tree.exists(layout.KNOWLEDGE_INDEX)
-    if generated:
-        text = render_knowledge_index(view.pages)
-    else:
-        text = view.tree.read_bytes(layout.KNOWLEDGE_INDEX).decode("utf-8", errors="replace")
+    text = render_knowledge_index(view.pages) if generated else view.tree.read_bytes(layout.KNOWLEDGE_INDEX).decode("utf-8", "replace")
     if text and not text.endswith("\n"):
         text += "\n"
     total = sum(1 for line in text.splitlines() if _ENTRY_RE.match(line))
-    if budget <= 0 or estimate_tokens(text) <= budget:
-        return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, generated=generated)
-    trimmed, omitted = trim_index(text, budget, page_ranks(documents()))
-    return IndexResult(text=trimmed, tokens=estimate_tokens(trimmed), budget=budget, total=total, omitted=omitted, generated=generated)
+    omitted: list[str] = []
+    if 0 < budget < estimate_tokens(text):
+        text, omitted = trim_index(text, budget, page_ranks(documents()))
+    return IndexResult(text=text, tokens=estimate_tokens(text), budget=budget, total=total, omitted=omitted, generated=generated)
 
 
 def indexed_documents(tree: DirTree) -> dict[str, DocInfo]:
@@ -109,8 +102,6 @@ def page_ranks(documents: dict[str, DocInfo]) -> dict[str, tuple]:
     The key is (person/project/preference pages first, more other documents linking to it, more
     recently updated, slug), from what the search index keeps of each readable document
     (brain.search_index: `documents()`)."""
-    import datetime as dt
-
     names: dict[str, set[str]] = defaultdict(set)  # casefolded slug or alias → the pages it names
     pages = [path for path in documents if layout.is_page_path(path)]
     for path in pages:

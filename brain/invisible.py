@@ -6,7 +6,7 @@ text loses them as it is read (brain.sessions) and the X validators flag any tha
 
 from __future__ import annotations
 
-from brain.patterns import LazyPattern, Span
+from brain.patterns import LazyPattern, Span, replace_spans
 
 _BIDI = frozenset(range(0x202A, 0x202F)) | frozenset(range(0x2066, 0x206A))
 _INVISIBLE = frozenset({0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x180E, 0x115F, 0x1160, 0x3164, 0xFFA0})
@@ -38,11 +38,8 @@ def _char_kind(text: str, i: int) -> str | None:
         before = text[i - 1] if i > 0 else " "
         after = text[i + 1] if i + 1 < len(text) else " "
         return "invisible" if before.isascii() and after.isascii() else None
-    if 0xE0100 <= o <= 0xE01EF:
-        j = i
-        while j > 0 and 0xE0100 <= ord(text[j - 1]) <= 0xE01EF:
-            j -= 1
-        return None if j > 0 and j == i and _is_cjk(text[j - 1]) else "invisible"  # ideographic variation
+    if 0xE0100 <= o <= 0xE01EF:  # allowed as one ideographic variation selector right after its ideograph
+        return None if i > 0 and _is_cjk(text[i - 1]) else "invisible"
     return None
 
 
@@ -67,12 +64,4 @@ def invisible_spans(text: str) -> list[Span]:
 
 def strip_invisible(text: str) -> str:
     """`text` without the characters `invisible_spans` reports (and without a leading BOM)."""
-    spans = invisible_spans(text)
-    if spans:
-        parts, at = [], 0
-        for start, end, _kind in spans:
-            parts.append(text[at:start])
-            at = end
-        parts.append(text[at:])
-        text = "".join(parts)
-    return text.lstrip("\ufeff")
+    return replace_spans(text, invisible_spans(text), lambda _kind: "").lstrip("\ufeff")

@@ -6,7 +6,7 @@ A span is (start, end, kind): a half-open character range of the scanned text an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 Span = tuple[int, int, str]
 
@@ -14,8 +14,7 @@ Span = tuple[int, int, str]
 class LazyPattern:
     """A regex compiled the first time it is used, then used as an `re.Pattern` (`search`,
     `finditer`, `groupindex`, ...). The scanners' ~50 patterns are tried only where their gates
-    open, and a nightly run opens few of them: compiling every one when the module was imported
-    cost ~4 ms of the start of each `dream run`, the part that is spent on both cores at once."""
+    open, and a nightly run opens few of them, so none is compiled at every command's start."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)
@@ -65,3 +64,12 @@ def disjoint(spans: Iterable[Span]) -> list[Span]:
             continue
         out.append(span)
     return out
+
+
+def replace_spans(text: str, spans: list[Span], mark: Callable[[str], str]) -> str:
+    """`text` with each of the sorted, disjoint `spans` replaced by `mark(kind)`."""
+    parts, at = [], 0
+    for start, end, kind in spans:
+        parts += [text[at:start], mark(kind)]
+        at = end
+    return "".join(parts) + text[at:]

@@ -1,16 +1,14 @@
 """Generated files: `knowledge/index.md` and `sessions/index.md` (docs/FORMATS.md).
 
 Output depends only on the pages it lists, sorted, so two renders of one Brain are byte-identical.
-Both are a title and lists of lines, built as strings: a template engine's import alone was a
-seventh of a nightly run's start.
+Both are a title and lists of lines, built as strings: a template engine's import would cost a
+nightly run more than these renders.
 """
 
 from __future__ import annotations
 
 from brain import layout
 from brain.page import Page
-
-TYPE_HEADINGS = {t: folder.capitalize() for t, folder in layout.TYPE_FOLDERS.items()}
 
 
 def one_line(text: str | None) -> str:
@@ -45,7 +43,7 @@ def render_knowledge_index_lines(lines: dict[str, str]) -> str:
     out = ["# Index\n"]
     for t in layout.PAGE_TYPES:  # a `## Heading` per type that has pages, in layout order
         if t in by_type:
-            out.append(f"\n## {TYPE_HEADINGS[t]}\n")
+            out.append(f"\n## {layout.TYPE_FOLDERS[t].capitalize()}\n")
             out += [line + "\n" for _, line in sorted(by_type[t])]
     return "".join(out)
 

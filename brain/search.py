@@ -1,24 +1,10 @@
 """`brain search`: hybrid ranking of page statements, memory cards, session summaries and raw turns.
 
-Lexical BM25 (SQLite FTS5, porter stemming) and dense cosine similarity (an offline embedding
-model, `brain.embed`, on the query's content words but the names of the people who speak) each
-rank the chunks; reciprocal rank fusion
-(RRF: Σ w / (20 + rank), w = 1 lexical, 0.5 dense) merges the two lists — with a third, at 0.5, when
-the query names a kind whose members `brain.thesaurus` knows ("pets" → dog, cat, puppy …) — and the
-score is adjusted:
-  * confidence: a card's score × (0.6 + 0.4 × confidence); a superseded card (`until`) × 0.5;
-  * who spoke: an assistant's turn × 0.5 (not when the query asks what the assistant said); a turn
-    by a person the query names × 2.5; a card or page about another of the people who speak (its
-    topic or page slug), when the query names someone, × 0.5;
-  * recency: up to +10 % for the newest chunks, linear in date between the oldest and newest hit;
-  * conversation: the turn after a matching turn between two people gains half its score (the turn
-    before it a fifth); one with no query word of its own stays just below the turn that raised it.
-  * names only: a lexical hit that matched the names of the query's people (anyone who speaks in a
-    session) and none of its other words × 0.3.
-A turn is indexed with the words of the turn before it (a `context` column, bm25 weight 0.4): a
-reply is found by what it answers.
-The weights were measured on the LoCoMo and LongMemEval dev sets (docs/context.md says by how much).
-Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
+Lexical BM25 (SQLite FTS5) and dense cosine similarity (`brain.embed`) each rank the chunks;
+reciprocal rank fusion merges them (with a third list for the members of a kind the query names,
+`brain.thesaurus`), and the fused score is adjusted for confidence, who spoke, recency and the
+conversation around a matching turn. docs/context.md gives every weight and what it was measured
+on. Search degrades instead of failing: hybrid → dense (no FTS5, or no words to match) → lexical
 (no embedding model) → recency (neither); `SearchResult.mode` says which ran.
 """
 
@@ -85,10 +71,6 @@ class SearchHit(Model):
     matched: list[str] = Field(default_factory=empty_list)
     near: str | None = None  # the matching turn this one answers or prompts (conversation boost)
 
-    def chunk(self) -> Chunk:
-        return Chunk(ref=self.ref, kind=self.kind, path=self.path, title=self.title, text=self.text,
-                     cites=list(self.cites), date=self.date, confidence=self.confidence, meta=dict(self.meta))
-
     def why(self) -> str:
         """A short reason: which rankers found it, at which rank, on which words."""
         parts = []
@@ -151,9 +133,8 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in terms)
 
 
-def rrf(rankings: list[list[int]], k: int | None = None, weights: list[float] | None = None) -> dict[int, float]:
+def rrf(rankings: list[list[int]], k: int = RRF_K, weights: list[float] | None = None) -> dict[int, float]:
     """Reciprocal rank fusion: Σ w / (k + rank) over the lists an id appears in (rank from 1)."""
-    k = RRF_K if k is None else k
     scores: dict[int, float] = {}
     for i, ranking in enumerate(rankings):
         w = weights[i] if weights else 1.0
@@ -211,22 +192,18 @@ class Searcher:
         self.index.close()
 
     def search(self, query: str, k: int = 10, kinds: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> SearchResult:
-        """The k best chunks for `query`, of the given kinds (all when empty), outside the excluded path prefixes."""
+        """The k best chunks for `query`, of the given kinds (all when empty), outside the excluded top-level folders."""
         kinds = tuple(k_ for k_ in kinds if k_ in KINDS)
         terms = query_terms(query)
         notes = list(self.notes)
-        lexical: list[int] = []
-        widened: list[int] = []
-        if self.index.lexical_ready and terms:
-            lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)]
-            extra = members(terms) if EXPANSION_WEIGHT > 0 else []
-            if extra:
-                widened = [cid for cid, _ in self.index.lexical(fts_query(extra), POOL, kinds, exclude)]
-        elif self.index.lexical_ready:
-            notes.append("no words to match in the query")
-        dense = self._dense(query, kinds, exclude) if self.index.embedder is not None and query.strip() else []
-        has_lex = self.index.lexical_ready and bool(terms)
+        has_lex = self.index.stats.lexical and bool(terms)
         has_dense = self.index.embedder is not None and bool(query.strip())
+        if self.index.stats.lexical and not terms:
+            notes.append("no words to match in the query")
+        lexical = [cid for cid, _ in self.index.lexical(fts_query(terms), POOL, kinds, exclude)] if has_lex else []
+        extra = members(terms) if has_lex else []
+        widened = [cid for cid, _ in self.index.lexical(fts_query(extra), POOL, kinds, exclude)] if extra else []
+        dense = self._dense(query, kinds, exclude) if has_dense else []
         mode: Mode = "hybrid" if has_lex and has_dense else "dense" if has_dense else "lexical" if has_lex else "recency"
         if mode == "recency":
             ranked = self.index.recent(k, kinds, exclude)
@@ -235,17 +212,15 @@ class Searcher:
             return SearchResult(query=query, mode=mode, hits=hits, notes=notes, index=self.index.stats)
         fused = rrf([lexical, dense, widened], weights=[1.0, DENSE_WEIGHT, EXPANSION_WEIGHT])
         light = self.index.light(list(fused))
-        term_set = set(terms)
         lex_rank = {cid: r for r, cid in enumerate(lexical, 1)}
         dense_rank = {cid: r for r, cid in enumerate(dense, 1)}
         dates = [_ordinal(c.date) for c in light.values() if c.date]
         lo, hi = (min(dates), max(dates)) if dates else (0, 0)
         recall_reply = asks_what_the_assistant_said(query)  # then its turns are the evidence, not restatements
         speakers = self.index.speakers()
-        asked_of = term_set & speakers  # the people the query names
-        names = asked_of if NAME_ONLY < 1.0 else set()
-        content = [t for t in terms if t not in names]
-        texts = self.index.texts(list(lex_rank), context=True) if names and content else {}
+        asked_of = set(terms) & speakers  # the people the query names
+        content = [t for t in terms if t not in asked_of]
+        texts = self.index.texts(list(lex_rank), context=True) if asked_of and content else {}
         scored = []
         for cid, base in fused.items():
             c = light.get(cid)
@@ -281,8 +256,6 @@ class Searcher:
         """
         turns = sorted(((score, cid) for score, cid in scored if light[cid].kind == "turn" and light[cid].role == "user"), reverse=True)
         turns = turns[:CONVERSATION_POOL]
-        if not turns:
-            return {}
         # A session's turns are indexed in order, so turn n ± 1 is id ± 1 (checked by ref and path).
         wanted = [cid + d for _, cid in turns for d in (1, -1)]
         known = self.index.light([i for i in wanted if i not in light])
@@ -364,8 +337,5 @@ def _neighbour(ref: str, delta: int) -> str:
 
 
 def _hit(chunk: Chunk, score: float, lex: int | None, dense: int | None, matched: list[str], near: str | None = None) -> SearchHit:
-    return SearchHit(
-        ref=chunk.ref, kind=chunk.kind, path=chunk.path, title=chunk.title, text=chunk.text, cites=chunk.cites,
-        date=chunk.date, confidence=chunk.confidence, meta=chunk.meta, score=round(score, 6),
-        lexical_rank=lex, dense_rank=dense, matched=matched, near=near,
-    )
+    fields = {name: getattr(chunk, name) for name in Chunk.__slots__}
+    return SearchHit(**fields, score=round(score, 6), lexical_rank=lex, dense_rank=dense, matched=matched, near=near)

@@ -1,12 +1,9 @@
 """The search index: chunks of the Brain in SQLite under `.dream/cache/`, FTS5 and vectors beside them.
 
-It is the read side's one cache. `SearchIndex.open(root, embedder)` brings it up to date before it
-answers: a file whose size and mtime are unchanged is skipped, any other is hashed and re-chunked
-only when its content hash changed, and files that disappeared lose their chunks. Symlinks are not
-followed. Beside its chunks, each document keeps the link targets it names and its aliases and
-date (`documents()`: `brain index` ranks pages by backlinks with them). Vectors are computed for
-chunks that lack one for the current embedder. An index that cannot be read (corrupt, other
-schema) is deleted and rebuilt, and `stats.rebuilt` says why. Deleting it loses nothing.
+It is the read side's one cache, brought up to date by `SearchIndex.open(root, embedder)` before it
+answers (docs/context.md: what is skipped, re-chunked and rebuilt; symlinks are not followed).
+Beside its chunks, each document keeps the link targets it names, its aliases and date
+(`documents()`: `brain index` ranks pages by backlinks with them). Deleting it loses nothing.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import ConfigDict
 
 from brain import layout
-from brain.chunks import Chunk, DocInfo, indexable, read_document
+from brain.chunks import Chunk, DocInfo, indexable, plain, read_document
 from brain.model import Model
 from brain.tree import DirTree
 from brain.vectors import Matrix, embed_missing, load_matrix
@@ -91,15 +88,6 @@ class IndexStats(Model):
     rebuilt: str | None = None  # why the index was rebuilt from scratch, None when it was not
 
 
-def search_text(chunk: Chunk) -> str:
-    """What lexical and dense search see of a chunk: its text, with the speaker of a turn."""
-    from brain.chunks import plain
-
-    if chunk.kind == "turn":
-        return f"{chunk.meta.get('speaker', '')}: {chunk.text}"
-    return plain(chunk.text)
-
-
 class SearchIndex:
     """An open, up-to-date index of one Brain. Use `SearchIndex.open`."""
 
@@ -121,26 +109,18 @@ class SearchIndex:
         root = Path(root)
         db = root / INDEX_FILE
         db.parent.mkdir(parents=True, exist_ok=True)
-        rebuilt = None
-        for attempt in (1, 2):
-            try:
-                conn, reason = _connect(db, fts)
-                rebuilt = rebuilt or reason
-                stats = _update(root, conn, embedder, rebuilt, tree or DirTree(root))
-                return cls(root, conn, embedder, stats)
-            except sqlite3.DatabaseError as exc:
-                if attempt == 2:
-                    raise
-                rebuilt = f"the index could not be read ({exc}); rebuilt from the Brain's files"
-                _remove(db)
-        raise AssertionError("unreachable")
+        tree = tree or DirTree(root)
+        try:
+            conn, rebuilt = _connect(db, fts)
+            return cls(root, conn, embedder, _update(root, conn, embedder, rebuilt, tree))
+        except sqlite3.DatabaseError as exc:  # damaged past what _connect reads: made again, once
+            rebuilt = f"the index could not be read ({exc}); rebuilt from the Brain's files"
+            _remove(db)
+        conn, _ = _connect(db, fts)
+        return cls(root, conn, embedder, _update(root, conn, embedder, rebuilt, tree))
 
     def close(self) -> None:
         self.conn.close()
-
-    @property
-    def lexical_ready(self) -> bool:
-        return self.stats.lexical
 
     # -- reading ----------------------------------------------------------------------------
     def chunks(self, ids: list[int]) -> dict[int, Chunk]:
@@ -182,20 +162,19 @@ class SearchIndex:
         match = f"{{title body context}} : ({match})"
         if kinds:
             match += " AND facets : (" + " OR ".join(f"kind{k}" for k in kinds) + ")"
-        tops = [p.rstrip("/") for p in exclude if p.endswith("/") and p.count("/") == 1 and p[:-1].isalnum()]
-        for top in tops:
-            match += f" NOT facets : top{top.lower()}"
-        rest = tuple(p for p in exclude if p.rstrip("/") not in tops)
-        if rest:  # a deeper prefix: filter by path (slower, needs the join)
-            where, params = _filters((), rest)
-            sql = (f"SELECT c.id, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
-                   f"WHERE chunks_fts MATCH ? {where} ORDER BY s LIMIT ?")
-            return [(r[0], r[1]) for r in self.conn.execute(sql, [match, *params, limit])]
+        for top in exclude:  # top-level folders ("knowledge/"): each chunk has a facet token of its own
+            match += f" NOT facets : top{top.strip('/').lower()}"
         sql = f"SELECT rowid, bm25(chunks_fts, 0.3, 1.0, 0.0, {CONTEXT_WEIGHT}) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?"
         return [(r[0], r[1]) for r in self.conn.execute(sql, [match, limit])]
 
     def recent(self, limit: int, kinds: tuple[str, ...], exclude: tuple[str, ...]) -> list[int]:
-        where, params = _filters(kinds, exclude)
+        where, params = "", []
+        if kinds:
+            where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
+            params += list(kinds)
+        for prefix in exclude:
+            where += " AND substr(c.path, 1, ?) != ?"
+            params += [len(prefix), prefix]
         sql = f"SELECT c.id FROM chunks c WHERE 1 {where} ORDER BY c.date DESC, c.id DESC LIMIT ?"
         return [r[0] for r in self.conn.execute(sql, [*params, limit])]
 
@@ -227,17 +206,6 @@ class SearchIndex:
         return row[0] if row else None
 
 
-def _filters(kinds: tuple[str, ...], exclude: tuple[str, ...]) -> tuple[str, list]:
-    where, params = "", []
-    if kinds:
-        where += f" AND c.kind IN ({','.join('?' * len(kinds))})"
-        params += list(kinds)
-    for prefix in exclude:
-        where += " AND substr(c.path, 1, ?) != ?"
-        params += [len(prefix), prefix]
-    return where, params
-
-
 def _chunk(row: tuple) -> Chunk:
     ref, kind, path, title, text, cites, date, confidence, meta = row
     return Chunk(ref=ref, kind=kind, path=path, title=title, text=text, cites=cites.split() if cites else [],
@@ -246,10 +214,7 @@ def _chunk(row: tuple) -> Chunk:
 
 def _remove(db: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm"):
-        try:
-            os.remove(f"{db}{suffix}")
-        except FileNotFoundError:
-            pass
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
 def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
@@ -260,14 +225,12 @@ def _connect(db: Path, fts: bool) -> tuple[sqlite3.Connection, str | None]:
         try:
             version = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             has_fts = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks_fts'").fetchone() is not None
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            version, has_fts, reason = None, False, f"the index could not be read ({exc}); rebuilt from the Brain's files"
-        if version and version[0] == SCHEMA_VERSION and has_fts == fts:
-            return conn, None
-        if reason is None:
-            conn.close()
+            if version == (SCHEMA_VERSION,) and has_fts == fts:
+                return conn, None
             reason = "the index was made by another version; rebuilt"
+        except sqlite3.DatabaseError as exc:
+            reason = f"the index could not be read ({exc}); rebuilt from the Brain's files"
+        conn.close()
         _remove(db)
     conn = sqlite3.connect(db, timeout=30)
     with conn:
@@ -298,7 +261,7 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
     links = set(tree.symlinks())  # not followed: a link may point out of the Brain
     files = [rel for rel in tree.files() if rel in stats and rel not in links and indexable(rel)]
     known = {r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, size, mtime FROM files")}
-    changed = removed = embedded = 0
+    embedded = 0
     added: list[str] = []  # the files whose chunks were inserted
     with conn:
         for rel in [rel for rel in files if known.get(rel) != stats[rel]]:
@@ -313,30 +276,29 @@ def _update(root: Path, conn: sqlite3.Connection, embedder: "Embedder | None", r
             chunks, info = read_document(rel, data)
             conn.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (rel, digest, size, mtime, *(("\n".join(info.links), "\n".join(info.aliases), info.updated) if info else (None,) * 3)))
-            changed += 1
             added.append(rel)
             _delete_chunks(conn, rel)
             _insert_chunks(conn, chunks)
-        for rel in set(known) - set(files):
-            removed += 1
+        removed = set(known) - set(files)
+        for rel in removed:
             conn.execute("DELETE FROM files WHERE path = ?", (rel,))
             _delete_chunks(conn, rel)
         if embedder is not None:
             before = _meta_json(conn, "counts")  # the counts of the generation this update started from
             complete = before.get("generation") == generation and before.get("vectors") == before.get("chunks")
             embedded = embed_missing(conn, embedder, added, complete)
-        if changed or removed or embedded:
+        if added or removed or embedded:
             conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
         counts = _counts(conn)
     return IndexStats(
-        path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=changed,
-        removed=removed, embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
+        path=INDEX_FILE, files=counts["files"], chunks=counts["chunks"], vectors=counts["vectors"], changed=len(added),
+        removed=len(removed), embedded=embedded, lexical=counts["lexical"], embedder=embedder.name if embedder else None, rebuilt=rebuilt,
     )
 
 
 def _counts(conn: sqlite3.Connection) -> dict:
     """How many files, chunks and vectors the index holds, and who speaks in its sessions, kept per
-    generation: counting 200,000 rows costs a one-shot call ~0.1 s."""
+    generation: counting a large index's rows would be a good part of a one-shot call."""
     gen = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0]
     counts = _meta_json(conn, "counts")
     if counts.get("generation") != gen:
@@ -369,7 +331,7 @@ def _insert_chunks(conn: sqlite3.Connection, chunks: list[Chunk]) -> None:
     ("It taught me self-acceptance") is found by the words of what it answers ("Becoming Nicole")."""
     rows, before = [], ""
     for c in chunks:
-        body = search_text(c)
+        body = f"{c.meta.get('speaker', '')}: {c.text}" if c.kind == "turn" else plain(c.text)  # what lexical and dense see
         context = before if c.kind == "turn" else ""
         before = c.text if c.kind == "turn" else ""  # without its speaker: a name there would match every reply
         rows.append((c.ref, c.kind, c.path, c.title, c.text, body, " ".join(c.cites), c.date, c.confidence,

@@ -10,11 +10,12 @@ match, and neither must code such as `token = next(tokens)`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from importlib import resources
 
-from brain.patterns import Gate, LazyPattern, Span, disjoint, gate_open
+from brain.patterns import Gate, LazyPattern, Span, disjoint, gate_open, replace_spans
 
 # (kind, pattern, group whose span is the secret, gate: see brain.patterns.Gate)
 _SECRETS: list[tuple[str, LazyPattern, int, Gate]] = [
@@ -92,6 +93,7 @@ _DETECT_SECRETS_GATES: dict[str, Gate] = {
 }
 
 
+@functools.cache  # loaded the first time a text is scanned
 def _detect_secrets_rules() -> list[tuple[str, Gate, tuple[LazyPattern, ...], bool]]:
     """(kind, gate, patterns, weak) of each of detect-secrets' regex plugins (brain/secret_rules.json,
     written from the package by scripts/gen_secret_rules.py); `weak`: see `_weak`."""
@@ -106,14 +108,9 @@ def _weak(gate: Gate) -> bool:
     return any(len(w) < 3 for w in gate[0])
 
 
-_RULES: list = []  # detect-secrets' rules, loaded the first time a text is scanned
-
-
 def _maintained_spans(text: str, lower: str, weak_only: bool) -> list[Span]:
-    if not _RULES:
-        _RULES.extend(_detect_secrets_rules())
     spans = []
-    for kind, gate, patterns, weak in _RULES:
+    for kind, gate, patterns, weak in _detect_secrets_rules():
         if (weak_only and not weak) or not gate_open(gate, text, lower):
             continue
         for m in (m for pattern in patterns for m in pattern.finditer(text)):
@@ -175,9 +172,9 @@ def _number_spans(text: str) -> list[Span]:
     spans += [(m.start(), m.end(), "ssn") for m in _SSN.finditer(text)]
     spans += [(m.start(), m.end(), "iban") for m in _IBAN.finditer(text) if _iban_ok(m.group(0))]
     return spans
-_LABELS = {
-    "pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret",
-}
+
+
+_LABELS = {"pass": "password", "pwd": "password", "token": "token", "key": "api-key", "secret": "secret"}
 _PROSE_SECRET = LazyPattern(
     r"(?i)\b(?P<label>pass(?:word|wd|phrase|code)|pwd|(?:api|access|secret|private)[ _-]?key"
     r"|(?:(?:auth|access|api|bearer|refresh|session)[ _-]?)?token|client[ _-]?secret|secret)\b"
@@ -243,9 +240,7 @@ def secret_spans(text: str) -> list[Span]:
             continue
         for m in pattern.finditer(text):
             value = m.group(group)
-            if kind == "openai-api-key" and not _has_letters_and_digits(value):
-                continue
-            if kind == "bearer-token" and not _has_letters_and_digits(value):
+            if kind in ("openai-api-key", "bearer-token") and not _has_letters_and_digits(value):
                 continue
             if kind == "url-password" and _SECRET_TEMPLATE.match(value):
                 continue
@@ -268,10 +263,4 @@ def secret_spans(text: str) -> list[Span]:
 
 def redact_secrets(text: str) -> str:
     """`text` with every secret span replaced by `[REDACTED:<kind>]` (the rest unchanged)."""
-    parts: list[str] = []
-    at = 0
-    for start, end, kind in secret_spans(text):
-        parts += [text[at:start], f"[REDACTED:{kind}]"]
-        at = end
-    parts.append(text[at:])
-    return "".join(parts)
+    return replace_spans(text, secret_spans(text), lambda kind: f"[REDACTED:{kind}]")

@@ -16,16 +16,11 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / TOKEN_CHARS)
 
 
-def chars_for(tokens: int) -> int:
-    """The most characters that still estimate to at most `tokens` tokens."""
-    return max(0, int(tokens * TOKEN_CHARS))
-
-
 def truncate(text: str, tokens: int, marker: str = " …[truncated]") -> str:
     """`text` cut at a word boundary so that it plus `marker` fits `tokens`; unchanged when it fits."""
     if estimate_tokens(text) <= tokens:
         return text
-    room = chars_for(tokens) - len(marker)
+    room = int(tokens * TOKEN_CHARS) - len(marker)  # the most characters that estimate to `tokens`
     if room <= 0:
         return ""
     cut = text[:room]

@@ -1,9 +1,8 @@
-"""The search index's vectors: computed for the chunks that lack one, and read as one matrix,
-kept beside the index as `.npy` files for one-shot calls.
+"""The search index's vectors: computed for the chunks that lack one, and read as one matrix.
 
-Reading 100,000 vectors out of SQLite takes about a second, so a `brain search` process would pay
-it on every call: the matrix is kept under `.dream/cache/search-vectors/<name>/`, named by the
-index's instance and generation, and memory-mapped from there. A snapshot that is missing or
+Reading every vector out of SQLite would cost each one-shot `brain search` more than the search
+(docs/context.md), so the matrix is kept under `.dream/cache/search-vectors/<name>/`, named by
+the index's instance and generation, and memory-mapped from there. A snapshot that is missing or
 unreadable is made again from SQLite; older ones are removed.
 """
 
@@ -95,9 +94,7 @@ def _load(folder: Path, dim: int) -> Matrix | None:
         n = len(ids)
         if mat.shape != (n, dim) or len(kind_codes) != n or len(path_codes) != n:
             return None
-        kinds = np.array(names["kinds"], dtype=object)[kind_codes] if n else np.array([], dtype=object)
-        paths = np.array(names["paths"], dtype=object)[path_codes] if n else np.array([], dtype=object)
-        return ids, mat, kinds, paths
+        return ids, mat, np.array(names["kinds"], dtype=object)[kind_codes], np.array(names["paths"], dtype=object)[path_codes]
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
 
@@ -106,8 +103,8 @@ def embed_missing(conn: sqlite3.Connection, embedder: "Embedder", added: list[st
     """Vectors for chunks that have none for this embedder (all of them when the embedder changed).
 
     `added`: the files whose chunks this update inserted; `complete`: every other chunk had its
-    vector before, so only those files' chunks are looked at, not all 200,000 (the join cost
-    0.1-0.2 s per call)."""
+    vector before, so only those files' chunks are looked at, not every chunk of the index."""
+    missing = "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL"
     row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
     if row is None or row[0] != embedder.name:
         conn.execute("DELETE FROM vectors")
@@ -116,14 +113,9 @@ def embed_missing(conn: sqlite3.Connection, embedder: "Embedder", added: list[st
         todo = []
         for i in range(0, len(added), 500):
             part = added[i : i + 500]
-            todo += conn.execute(
-                "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL "
-                f"AND c.path IN ({','.join('?' * len(part))})", part).fetchall()
+            todo += conn.execute(f"{missing} AND c.path IN ({','.join('?' * len(part))})", part).fetchall()
         return _embed(conn, embedder, sorted(todo))
-    todo = conn.execute(
-        "SELECT c.id, c.title, c.body, c.kind FROM chunks c LEFT JOIN vectors v ON v.id = c.id WHERE v.id IS NULL ORDER BY c.id"
-    ).fetchall()
-    return _embed(conn, embedder, todo)
+    return _embed(conn, embedder, conn.execute(f"{missing} ORDER BY c.id").fetchall())
 
 
 def _embed(conn: sqlite3.Connection, embedder: "Embedder", todo: list) -> int:

@@ -18,7 +18,7 @@ from brain import layout
 from brain.answers import searchers, view_of
 from brain.errors import NotFoundError, PageError
 from brain.evidence import cite_evidence
-from brain.graph import BrainGraph, build_graph
+from brain.graph import BrainGraph
 from brain.indexing import index_for_agent
 from brain.lookup import find_doc
 from brain.markdown import strip_refs
@@ -37,7 +37,7 @@ class Site:
 
     def __init__(self, root: Path, embedder: str = "auto") -> None:
         self.root = Path(root)
-        self.graphs = HeadCache(self.root, lambda: build_graph(view_of(self.root), pages_only=True))
+        self.graphs = HeadCache(self.root, lambda: BrainGraph(view_of(self.root), pages_only=True))
         self.searchers = searchers(self.root, embedder)
         self.graph: BrainGraph | None = None
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from brain.cards import freshness, render_card
 from brain.context import LANES, ContextBuilder, ContextItem, ContextOptions, ContextPacket, render_packet
-from brain.packing import LANE_OVERHEAD
+from brain.packing import LANE_OVERHEAD, freshness, render_card
 from brain.search import SearchHit, Searcher
 from brain.tokens import estimate_tokens
 from tests.brain.test_search_support import ConceptEmbedder, retrieval_brain

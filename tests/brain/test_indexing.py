@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from brain.indexing import estimate_tokens, index_for_agent, trim_index
+from brain.indexing import index_for_agent, trim_index
 from brain.render import render_knowledge_index
+from brain.tokens import estimate_tokens
 from brain.tree import DirTree
 from brain.view import BrainView
 
@@ -136,14 +137,14 @@ def test_trimming_is_deterministic_and_matches_render(make_tree):
 def graph_ranks(view: BrainView) -> dict[str, tuple]:
     """The definition page_ranks must match: in-degree in the link graph (brain.graph)."""
     from brain import layout
-    from brain.graph import build_graph
+    from brain.graph import BrainGraph
     from brain.indexing import PRIORITY_TYPES
 
-    graph = build_graph(view)
+    graph = BrainGraph(view)
     out = {}
     for path, doc in view.pages.items():
         updated = doc.frontmatter.updated.toordinal() if doc.frontmatter.updated else 0
-        out[doc.slug] = (0 if layout.page_location(path)[0] in PRIORITY_TYPES else 1, -graph.in_degree(path), -updated, doc.slug)
+        out[doc.slug] = (0 if layout.page_location(path)[0] in PRIORITY_TYPES else 1, -len({lk.source for lk in graph.backlinks(path)} - {path}), -updated, doc.slug)
     return out
 
 
