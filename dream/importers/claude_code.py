@@ -247,10 +247,24 @@ def _results(event: dict[str, Any], calls: dict[str, dict[str, Any]]) -> list[di
             continue
         named = {k: call[k] for k in ("name", "file", "command", "description") if k in call}
         if block.get("is_error") is True:
-            out.append({**named, "error": _field(said)})
+            out.append({**named, "error": _field(_error_line(said))})
         elif call["name"] == "Task":
             out.append({**named, "answer": _field(said)})
     return out
+
+
+#: A failure's telling line: the exception a traceback ends with ("ModuleNotFoundError: …").
+_EXCEPTION_LINE_RE = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)|error(?:\[\w+\])?)\b.*\S", re.M | re.I)
+_EXIT_CODE_RE = re.compile(r"^\s*Exit code \d+\s*$", re.M)
+
+
+def _error_line(said: str) -> str:
+    """What a failed result says in one line: the last exception line, else its first line with words."""
+    exceptions = _EXCEPTION_LINE_RE.findall(said)
+    if exceptions:
+        return exceptions[-1].strip()
+    lines = [line.strip() for line in _EXIT_CODE_RE.sub("", said).splitlines() if line.strip()]
+    return lines[0] if lines else said
 
 
 def _result_text(content: Any) -> str:

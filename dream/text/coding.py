@@ -123,37 +123,50 @@ def build_commands(session: Session, first_turn: int = 1) -> list[tuple[str, Tur
     return list(out.items())
 
 
+#: A call the user or the agent's permissions stopped, or that was malformed: not a problem of the project.
+_NOT_A_FAILURE_RE = re.compile(
+    r"requires approval|doesn't want to proceed|haven't granted|was blocked|permission|<tool_use_error>|not been read yet"
+    r"|multiple operations|interrupted by the user", re.I)
+
+
 def errors_met(session: Session, first_turn: int = 1) -> list[tuple[str, list[Turn]]]:
-    """Each failed tool call with what the agent said next: (statement, the turns that show both)."""
+    """Each failed tool call with what the agent said next about it: (statement, the turns that show both)."""
     out = []
     for i, turn in enumerate(session.turns):
         if turn.n < first_turn:
             continue
         for result in tools_of(turn, "results"):
             error = str(result.get("error") or "").strip()
-            if not error:
+            if not error or _NOT_A_FAILURE_RE.search(error):
                 continue
             command = str(result.get("command") or "")
             what = f"`{command}`" if command and len(command) <= COMMAND_CHARS and "`" not in command else str(result.get("name") or "A tool")
             first = (sentences(error) or [error])[0].rstrip(".")
-            said = next(((t, s) for t in session.turns[i:] if t.role == "assistant" and (s := _said(t))), None)
-            then = f" Then: {said[1]}" if said else ""
-            out.append((clean_statement(f"{what} failed: {first}.{then}", 2 * REQUEST_CHARS), [turn, said[0]] if said and said[0] is not turn else [turn]))
+            said = next(((t, s) for t in session.turns[i : i + 3] if t.role == "assistant" and (s := _said(t))), None)
+            if said is None:  # what the agent made of it is the point; a bare failure is noise
+                continue
+            out.append((clean_statement(f"{what} failed: {first}. Then: {said[1]}", 2 * REQUEST_CHARS),
+                        [turn, said[0]] if said[0] is not turn else [turn]))
     return out
 
 
 def _said(turn: Turn) -> str:
-    """The turn's first sentence of its own words (its tool lines aside)."""
-    words = sentences(_TOOL_LINE_RE.sub("", turn.text).strip())
-    return words[0] if words else ""
+    """The turn's first sentence of its own words that says something (its tool lines aside; not
+    "Perfect!", not a lead-in such as "Let me check:")."""
+    for sentence in sentences(_TOOL_LINE_RE.sub("", turn.text).strip()):
+        sentence = _MARKDOWN_LEAD_RE.sub("", sentence).replace("**", "").strip()
+        if len(sentence.split()) >= 4 and not sentence.endswith(":"):
+            return sentence
+    return ""
 
 
 #: How a user corrects the agent ("No, use X", "That's wrong: …") and states a rule for the work.
 _CORRECTION_RE = re.compile(r"^(?:no|nope|wrong|that'?s (?:not right|wrong)|that is (?:not right|wrong)|not like that)\b[\s,.:;!—-]*", re.I)
 _RULE_RE = re.compile(
     r"^(?:please\s+)?(?:keep (?:it|this|the|them|everything)\b|no new\b|don'?t\b|do not\b|never\b|always\b|only use\b|stick to\b"
-    r"|make sure\b|avoid\b|use \S+ (?:instead|rather)\b)|\b(?:must not|mustn'?t|should not|shouldn'?t|no new dependenc)", re.I)
+    r"|make sure\b|avoid\b|use \S+ (?:instead|rather)\b)|\b(?:must not|mustn'?t|no new dependenc)", re.I)
 RULE_CHARS = 160
+TYPED_CHARS = 600  # a longer user turn is mostly pasted (docs, logs): its sentences are not the user's rules
 
 
 def stated_rules(session: Session, first_turn: int = 1) -> list[tuple[str, str, Turn]]:
@@ -162,7 +175,7 @@ def stated_rules(session: Session, first_turn: int = 1) -> list[tuple[str, str, 
     a decision. The user's own words, without the "No," that answered the agent."""
     out = []
     for turn in session.turns:
-        if turn.n < first_turn or turn.role != "user" or _NOT_A_REQUEST_RE.match(turn.text.strip()):
+        if turn.n < first_turn or turn.role != "user" or len(turn.text) > TYPED_CHARS or _NOT_A_REQUEST_RE.match(turn.text.strip()):
             continue
         for i, sentence in enumerate(sentences(turn.text)):
             corrected = i == 0 and _CORRECTION_RE.match(sentence)
