@@ -139,7 +139,7 @@ def errors_met(session: Session, first_turn: int = 1) -> list[tuple[str, list[Tu
             error = str(result.get("error") or "").strip()
             if not error or _NOT_A_FAILURE_RE.search(error):
                 continue
-            command = str(result.get("command") or "")
+            command = _CD_PREFIX_RE.sub("", str(result.get("command") or "")).strip()  # as build_commands: the folder is noise
             what = f"`{command}`" if command and len(command) <= COMMAND_CHARS and "`" not in command else str(result.get("name") or "A tool")
             first = (sentences(error) or [error])[0].rstrip(".")
             said = next(((t, s) for t in session.turns[i : i + 3] if t.role == "assistant" and (s := _said(t))), None)
