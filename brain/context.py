@@ -20,6 +20,7 @@ from brain.model import Model, empty_list
 from brain.search import SearchHit, Searcher, content_terms, query_terms
 from brain.shown import ItemText
 from brain.packing import Cand, Packer, exchange_for, freshness, render_card, section_for, window
+from brain.personal import asked_kinds, withhold
 from brain.thesaurus import members
 from brain.tokens import estimate_tokens, truncate
 
@@ -134,7 +135,7 @@ class ContextBuilder:
             return
         from brain.indexing import trim_index
 
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = withhold(path.read_text(encoding="utf-8", errors="replace"), asked_kinds(question))  # an index written by hand too
         cap = int(state.avail * options.index_share)
         room = max(0, min(cap, state.left) - state.overhead("index"))
         hits = self._search(question, 10, ("page",), options.exclude).hits
@@ -176,9 +177,12 @@ class ContextBuilder:
         said = {ref: chunk.text for ref, (_, chunk) in found.items()}
         evidence = state.left  # the three lanes share it: none has a cap of its own
         terms = _window_terms(question, self.searcher.index.speakers())
+        asked = asked_kinds(question)  # personal data the question does not ask for is withheld (brain.personal)
         seen: dict[str, Cand] = {}  # normalised text → the admitted item that says it
         shown: dict[str, Cand] = {}  # turn → the admitted item that shows it (brain.shown), not merely cites it
         for rank, hit in enumerate(result.hits, 1):
+            if (text := withhold(hit.text, asked)) != hit.text:
+                hit = hit.model_copy(update={"text": text})
             lane = _LANE_OF[hit.kind]
             reason = f"#{rank} of search ({hit.why()})"
             if lane == "turns":

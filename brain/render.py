@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from brain import layout
 from brain.page import Page
+from brain.personal import withhold
 
 
 def one_line(text: str | None) -> str:
@@ -21,9 +22,10 @@ def link_text(text: str | None) -> str:
 
 
 def index_line(page: Page) -> str:
-    """`- [[slug|Title]]: summary` — one page's line in knowledge/index.md."""
+    """`- [[slug|Title]]: summary` — one page's line in knowledge/index.md (every agent reads it:
+    personal data in a summary is withheld there; the page keeps it)."""
     title = link_text(page.frontmatter.title)
-    summary = one_line(page.frontmatter.summary)
+    summary = withhold(one_line(page.frontmatter.summary))
     link = f"[[{page.slug}|{title}]]" if title and title != page.slug else f"[[{page.slug}]]"
     return f"- {link}: {summary}" if summary else f"- {link}"
 

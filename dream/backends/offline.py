@@ -150,6 +150,8 @@ def page_summary(req: WritePageRequest, sections: list[tuple[str, list[PageFact]
     for pool in (about, req.current):
         if pool:
             return _short(pool[-1].statement)
+    if req.mentioned:  # a page known only from others' facts: the newest says why it is here
+        return _short(max(req.mentioned, key=lambda f: f.observed).statement)
     return f"{req.type.capitalize()} mentioned in sessions."
 
 
