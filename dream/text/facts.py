@@ -318,9 +318,13 @@ def extract(
     return facts, entities
 
 
+_REMEMBER_RE = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|for the record|fyi)(?:\s+that)?[,:]?\s+(?=I\b|I'|my\b|we\b)", re.I)
+
+
 def _sentence_fact(speaker: _Speaker, sentence: str, mentions: list[Mention], turn_n: int, observed) -> Fact | None:
     """The fact one sentence states, or None (a question, small talk, nothing named, dated or placed)."""
     scan, who = speaker.scan, speaker.who
+    sentence = _REMEMBER_RE.sub("", sentence)  # "Please remember I prefer pytest -q": the request is the fact
     if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
         return None
     if skippable(sentence) or small_talk(sentence, speaker.listeners) or (speaker.skip is not None and speaker.skip(sentence)):

@@ -119,3 +119,12 @@ def test_tool_calls_a_backend_reads_are_redacted_and_lose_a_planted_instruction(
     assert clean.turns[0].model_extra["tools"] == [{"name": "Bash", "command": "export K=[REDACTED:github-token]"},
                                                    {"name": "TodoWrite", "todos": [{"content": "Ship it", "status": "pending"}]}]
     assert (counts.secrets, counts.injections) == (1, 1)
+
+
+def test_a_preference_the_user_asks_the_agent_to_remember_goes_to_the_owner_s_page(tmp_path: Path):
+    root = tmp_path / "memory"
+    init_brain(root, owner="Ana")
+    import_path("claude-code", FIXTURE, root)
+    run(load_settings(root, RunFlags(backend="offline", now="2026-01-21T02:00:00Z")), get_backend("offline"))
+    page = (root / "knowledge/people/ana.md").read_text(encoding="utf-8")
+    assert "## Preferences\n- 2026-01-20: Ana prefers pytest -q. [cite:1]" in page  # "Please remember I prefer pytest -q."
