@@ -27,7 +27,8 @@ def _group(path: str) -> tuple[str, str | None]:
     return path, None
 
 
-def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple[dict[str, list[ClaimVerdict]], dict[str, str]]:
+def judge_claims(view, staged, paths: list[str], backend: ModelBackend,
+                 owner: str | None = None) -> tuple[dict[str, list[ClaimVerdict]], dict[str, str]]:
     """Verdicts for the new or changed claims of `paths` (staged files), asked in batches; and the
     paths whose batch the backend could not judge (path → why), which must not land unverified.
     `view`: the staged tree over the live one (BrainView.staged), whose `below` is the live view."""
@@ -52,7 +53,8 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
         for claim in claims_of(page):
             if claim.text in old:
                 continue
-            req = VerifyRequest(claim=claim.text, evidence=evidence_for(view, page, claim.cites), context=context)
+            evidence = [_as_owner(text, owner) for text in evidence_for(view, page, claim.cites)]
+            req = VerifyRequest(claim=claim.text, evidence=evidence, context=context)
             batches.setdefault(key, []).append((path, claim, req))
     fatal: str | None = None
     for key in sorted(batches):
@@ -71,6 +73,12 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend) -> tuple
             if path in verdicts:
                 verdicts[path].append(ClaimVerdict(path=path, line=claim.line, claim=claim.text, label=v.label, score=v.score, reason=v.reason))
     return verdicts, failed
+
+
+def _as_owner(evidence: str, owner: str | None) -> str:
+    """'user: I live in Lisbon' as the owner said it: the page says 'Dain lives in Lisbon'."""
+    who, sep, said = evidence.partition(": ")
+    return f"{owner}: {said}" if owner and sep and who.lower() in ("user", "human", "me") else evidence
 
 
 def remove_claims(text: str, path: str, claims: list[str]) -> str | None:

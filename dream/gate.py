@@ -37,7 +37,8 @@ class GateResult:
         return Counter(v.label for v in self.verdicts)
 
 
-def run_gate(live: BrainView, staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None) -> GateResult:
+def run_gate(live: BrainView, staged, backend: ModelBackend, regenerate, policy: VerifierPolicy | None = None,
+             owner: str | None = None) -> GateResult:
     """Check, drop, regenerate (indexes) until the staged tree passes; `regenerate()` rewrites indexes.
 
     The validators run on the staged files over `live` (the live view). New or changed claims are
@@ -56,7 +57,7 @@ def run_gate(live: BrainView, staged, backend: ModelBackend, regenerate, policy:
             if f.severity == "error":
                 bad.setdefault(f.path, []).append(f.lint_line())
         todo = [p for p in written if p not in bad and p not in verified and _judged(p)]
-        verdicts, failed = judge_claims(view, staged, todo, backend)
+        verdicts, failed = judge_claims(view, staged, todo, backend, owner)
         verified.update(verdicts)
         for path, why in failed.items():
             bad[path] = [f"{path}: {why}"]

@@ -99,7 +99,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     write_generated(comp, report, with_state=False)
     fault("after-staging")
     clock.mark("gate")
-    gate = run_gate(live, comp.staged, backend, lambda: write_generated(comp, report, with_state=False), settings.verifier)
+    gate = run_gate(live, comp.staged, backend, lambda: write_generated(comp, report, with_state=False), settings.verifier, settings.owner)
     fault("after-gate")
     _take_gate(comp, report, gate, done)
     clock.mark("generate")
