@@ -333,9 +333,11 @@ def _sentence_fact(speaker: _Speaker, sentence: str, mentions: list[Mention], tu
     dated = resolve_date(sentence, observed)
     located = bool(_LOCATION_RE.search(sentence))
     kind, confidence = _kind_of(sentence, first_person, mentions, dated is not None, located) or (None, 0.0)
-    if kind is None or len(substance(sentence, speaker.names)) < (2 if kind in ("preference", "identity") else 3):
+    if kind is None:
         return None
     slot, value, replaces = _slot(sentence, kind, mentions)
+    if len(substance(sentence, speaker.names)) < (2 if kind == "preference" or slot in ("home", "employer") else 3):
+        return None  # "I live in Lisbon" says enough; "I have been there for four years" does not
     lead = next((m.name for m in mentions if m.start <= 4 and scan.type_of(m.name)), None)
     defined = _DEFINITION_RE.match(sentence)
     if first_person:

@@ -116,8 +116,8 @@ def test_every_view_in_a_real_browser_and_no_planted_script_runs(server: str, tm
         assert "Compiled 15 session(s)" in page.locator("ol.runs").inner_text() and page.locator("dl.counts").is_visible()
         visit("/page/nadia-rahman", "page")
         page.locator("article a.cite").first.click()  # [cite:1]: the cited turn, inside its session
-        page.wait_for_url("**/session/2026-03-04-job-search?turns=t3-t3#t3")
-        cited = page.locator("#t3")
+        page.wait_for_url("**/session/2026-03-04-job-search?turns=t7-t7#t7")
+        cited = page.locator("#t7")
         assert "cited" in (cited.get_attribute("class") or "") and cited.is_visible()
         assert cited.evaluate("el => el.matches(':target') && el.getBoundingClientRect().top < window.innerHeight")
         page.screenshot(path=str(SHOTS / "session.png"), full_page=True)
