@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
-from brain.model import Model, empty_list
+from brain.model import Record, empty_list
 from brain.sessions import MAX_TURN_CHARS, Session, Turn, clean_turn_text, parse_session, render_session
 from dream.timing import Progress
 
@@ -28,25 +28,20 @@ from dream.timing import Progress
 MAX_INPUT_BYTES = 1_000_000_000
 
 
-class Parsed(Model):
+class Parsed(Record):
     """What a format reader found: canonical sessions (ids may still be unsafe) and problems."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
     sessions: list[Session] = Field(default_factory=empty_list)
     problems: list[str] = Field(default_factory=empty_list)
 
 
-class GrownSession(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class GrownSession(Record):
     id: str
     turns_before: int
     turns_added: int
 
 
-class ImportReport(Model):
+class ImportReport(Record):
     """The outcome of one `dream import`: what was created, what grew, what stayed, what went wrong."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
     format: str
     source: str
     created: list[str] = Field(default_factory=empty_list)
@@ -72,17 +67,14 @@ class ImportReport(Model):
         return bool(self.problems) and not (self.created or self.grown or self.unchanged)
 
 
-class SessionWrite(Model):
+class SessionWrite(Record):
     """One planned file write; `expected` is the file's content when planned (None: must not exist)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     data: bytes
     expected: bytes | None
 
 
-class ImportPlan(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ImportPlan(Record):
     writes: list[SessionWrite] = Field(default_factory=empty_list)
     created: list[str] = Field(default_factory=empty_list)
     grown: list[GrownSession] = Field(default_factory=empty_list)
