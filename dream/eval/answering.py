@@ -23,6 +23,7 @@ TURNS_HEADING = "## Evidence turns"
 
 class Answered(Record):
     """One question asked of one system at one budget: the answer, the judgement, the F1."""
+
     case: str
     category: str
     system: str

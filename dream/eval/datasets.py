@@ -26,6 +26,7 @@ LONGMEMEVAL_OWNER = "User"
 
 class EvalCase(Record):
     """One question: its gold turns (`session:<id>#t<n>`) and the Brain it is asked of."""
+
     id: str
     brain: str
     question: str
@@ -38,6 +39,7 @@ class EvalCase(Record):
 
 class Dataset(Record):
     """The questions, and per Brain the JSON list to import (in the importer's own format)."""
+
     name: str  # the importer format: locomo | longmemeval
     cases: list[EvalCase]
     brains: dict[str, list[Any]]

@@ -52,6 +52,7 @@ class Score(Record):
 
 class LaneYield(Record):
     """What one lane of the full packet spent and showed, over all questions at one budget."""
+
     budget: int
     lane: str
     tokens: int  # admitted items' tokens
@@ -64,6 +65,7 @@ class LaneYield(Record):
 
 class Miss(Record):
     """A gold turn the full packet at the middle budget did not carry (for improving Dream)."""
+
     case: str
     category: str
     question: str

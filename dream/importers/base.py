@@ -30,6 +30,7 @@ MAX_INPUT_BYTES = 1_000_000_000
 
 class Parsed(Record):
     """What a format reader found: canonical sessions (ids may still be unsafe) and problems."""
+
     sessions: list[Session] = Field(default_factory=empty_list)
     problems: list[str] = Field(default_factory=empty_list)
 
@@ -42,6 +43,7 @@ class GrownSession(Record):
 
 class ImportReport(Record):
     """The outcome of one `dream import`: what was created, what grew, what stayed, what went wrong."""
+
     format: str
     source: str
     created: list[str] = Field(default_factory=empty_list)
@@ -69,6 +71,7 @@ class ImportReport(Record):
 
 class SessionWrite(Record):
     """One planned file write; `expected` is the file's content when planned (None: must not exist)."""
+
     id: str
     data: bytes
     expected: bytes | None
