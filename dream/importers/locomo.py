@@ -61,8 +61,6 @@ def read_locomo(path: Path) -> Parsed:
     display = str(path)
     problems: list[str] = []
     data = read_json_list(path, "LoCoMo samples", problems)
-    if data is None:
-        return Parsed(problems=problems)
     sessions: list[Session] = []
     for index, sample in enumerate(data):
         where = f"{display}: sample {index}"
