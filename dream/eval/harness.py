@@ -264,12 +264,7 @@ def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[st
     ordered = sorted(groups.items())
     ordered.append(("headline", [r for r in results if r["case"].category in headline]))
     ordered.append(("all", results))
-    scores = []
-    for category, rows in ordered:
-        for budget in budgets:
-            for system in SYSTEMS:
-                scores.append(_score(system, budget, category, rows))
-    return scores
+    return [_score(system, budget, category, rows) for category, rows in ordered for budget in budgets for system in SYSTEMS]
 
 
 def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:
