@@ -12,9 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 from dream.backends.base import AnswerRequest, BackendError, JudgeRequest, ModelBackend
 from dream.eval.datasets import EvalCase
 from dream.eval.metrics import Item, token_f1
@@ -23,10 +21,9 @@ from dream.eval.metrics import Item, token_f1
 TURNS_HEADING = "## Evidence turns"
 
 
-class Answered(Model):
+class Answered(Record):
     """One question asked of one system at one budget: the answer, the judgement, the F1."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     case: str
     category: str
     system: str

@@ -13,9 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict
-
-from brain.model import Model
+from brain.model import Record
 from dream.importers.locomo import evidence_targets, parse_date_time
 from dream.importers.longmemeval import parse_date
 from dream.importers.longmemeval import session_id as lme_session_id
@@ -26,10 +24,9 @@ LOCOMO_HEADLINE = ("1 multi-hop", "2 temporal", "3 open-domain", "4 single-hop")
 LONGMEMEVAL_OWNER = "User"
 
 
-class EvalCase(Model):
+class EvalCase(Record):
     """One question: its gold turns (`session:<id>#t<n>`) and the Brain it is asked of."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     brain: str
     question: str
@@ -40,10 +37,9 @@ class EvalCase(Model):
     asked: dt.date | None = None  # when the question is asked, where the benchmark says (LongMemEval)
 
 
-class Dataset(Model):
+class Dataset(Record):
     """The questions, and per Brain the JSON list to import (in the importer's own format)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     name: str  # the importer format: locomo | longmemeval
     cases: list[EvalCase]
     brains: dict[str, list[Any]]

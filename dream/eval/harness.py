@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
-from brain.model import Model, empty_list
+from brain.model import Model, Record, empty_list
 from brain.tokens import estimate_tokens
 from dream.backends.base import RunContext, Usage
 from dream.eval.answering import Answered, Answerer, baseline_text
@@ -33,8 +33,7 @@ ANSWER_LOG = "answers"  # folder of the answer backend's calls.jsonl, next to th
 Progress = Callable[[int, str], None]  # (steps done since the last call, what is running)
 
 
-class Score(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Score(Record):
     system: str
     budget: int
     category: str
@@ -51,10 +50,9 @@ class Score(Model):
     f1: float | None = None  # mean token F1 of their answers against the gold answers
 
 
-class LaneYield(Model):
+class LaneYield(Record):
     """What one lane of the full packet spent and showed, over all questions at one budget."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     budget: int
     lane: str
     tokens: int  # admitted items' tokens
@@ -65,10 +63,9 @@ class LaneYield(Model):
         return 1000 * self.shown / self.tokens if self.tokens else 0.0
 
 
-class Miss(Model):
+class Miss(Record):
     """A gold turn the full packet at the middle budget did not carry (for improving Dream)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     case: str
     category: str
     question: str
@@ -267,12 +264,7 @@ def _aggregate(results: list[dict], budgets: tuple[int, ...], headline: tuple[st
     ordered = sorted(groups.items())
     ordered.append(("headline", [r for r in results if r["case"].category in headline]))
     ordered.append(("all", results))
-    scores = []
-    for category, rows in ordered:
-        for budget in budgets:
-            for system in SYSTEMS:
-                scores.append(_score(system, budget, category, rows))
-    return scores
+    return [_score(system, budget, category, rows) for category, rows in ordered for budget in budgets for system in SYSTEMS]
 
 
 def _score(system: str, budget: int, category: str, rows: list[dict]) -> Score:

@@ -11,7 +11,6 @@ token F1 against the gold answer (`token_f1`).
 from __future__ import annotations
 
 import datetime as dt
-import re
 import string
 from collections import Counter
 from collections.abc import Iterable
@@ -52,9 +51,7 @@ def cited_gold(items: Iterable[Item], gold: list[str], turn_text: dict[str, str]
     found = set()
     for ref in gold:
         text = norm_ws(turn_text.get(ref, ""))
-        if text and any(text in t for t in texts):
-            found.add(ref)
-        elif any(ref in i.cites and len(i.cites) <= MAX_CITES for i in items):
+        if (text and any(text in t for t in texts)) or any(ref in i.cites and len(i.cites) <= MAX_CITES for i in items):
             found.add(ref)
     return found
 
@@ -105,31 +102,3 @@ def token_f1(answer: str, gold: str) -> float:
         return 0.0
     precision, recall = same / len(got), same / len(want)
     return round(2 * precision * recall / (precision + recall), 4)
-
-
-_MONTH_NAME = r"(" + "|".join(sorted({*_MONTHS, *(m[:3] for m in _MONTHS), "sept"}, key=len, reverse=True)) + r")\.?"
-_FULL_DATE_RES = (
-    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
-    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(\d{4})\b", re.I), "dmy"),
-    (re.compile(r"\b" + _MONTH_NAME + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I), "mdy"),
-)
-
-
-def dates_in(text: str) -> set[dt.date]:
-    """The full dates (day, month and year) a text writes: `2023-05-07`, `7 May 2023`, `May 7th, 2023`."""
-    return {d for d, _, _ in date_spans(text)}
-
-
-def date_spans(text: str) -> list[tuple[dt.date, int, int]]:
-    """Each full date the text writes, with where it starts and ends, in order."""
-    found = []
-    for regex, order in _FULL_DATE_RES:
-        for m in regex.finditer(text):
-            parts = dict(zip(order, m.groups()))
-            month = parts["m"].lower().rstrip(".")
-            month_n = int(month) if month.isdigit() else next(n for name, n in _MONTHS.items() if name.startswith(month[:3]))
-            try:
-                found.append((dt.date(int(parts["y"]), month_n, int(parts["d"])), m.start(), m.end()))
-            except ValueError:
-                continue
-    return sorted(found, key=lambda f: f[1])

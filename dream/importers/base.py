@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from brain.layout import SESSIONS_RAW, is_session_id, raw_session_path
-from brain.model import Model, empty_list
+from brain.model import Record, empty_list
 from brain.sessions import MAX_TURN_CHARS, Session, Turn, clean_turn_text, parse_session, render_session
 from dream.timing import Progress
 
@@ -28,25 +28,22 @@ from dream.timing import Progress
 MAX_INPUT_BYTES = 1_000_000_000
 
 
-class Parsed(Model):
-    """What a format reader found: canonical sessions (ids may still be unsafe) and problems."""
+class Parsed(Record):
+    """What a format reader found: canonical sessions (ids made safe by `checked_id`) and problems."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     sessions: list[Session] = Field(default_factory=empty_list)
     problems: list[str] = Field(default_factory=empty_list)
 
 
-class GrownSession(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class GrownSession(Record):
     id: str
     turns_before: int
     turns_added: int
 
 
-class ImportReport(Model):
+class ImportReport(Record):
     """The outcome of one `dream import`: what was created, what grew, what stayed, what went wrong."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     format: str
     source: str
     created: list[str] = Field(default_factory=empty_list)
@@ -72,22 +69,12 @@ class ImportReport(Model):
         return bool(self.problems) and not (self.created or self.grown or self.unchanged)
 
 
-class SessionWrite(Model):
+class SessionWrite(Record):
     """One planned file write; `expected` is the file's content when planned (None: must not exist)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     data: bytes
     expected: bytes | None
-
-
-class ImportPlan(Model):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    writes: list[SessionWrite] = Field(default_factory=empty_list)
-    created: list[str] = Field(default_factory=empty_list)
-    grown: list[GrownSession] = Field(default_factory=empty_list)
-    unchanged: int = 0
-    problems: list[str] = Field(default_factory=empty_list)
 
 
 # --- helpers for format readers --------------------------------------------------------------
@@ -151,23 +138,22 @@ def read_json(path: Path, display: str, problems: list[str]) -> Any | None:
     return None
 
 
-def read_json_list(path: Path, what: str, problems: list[str]) -> list | None:
-    """A whole-file JSON list of `what` (e.g. "LoCoMo samples"), or None with the problem noted."""
+def read_json_list(path: Path, what: str, problems: list[str]) -> list:
+    """A whole-file JSON list of `what` (e.g. "LoCoMo samples"), or no items with the problem noted."""
     display = str(path)
     data = read_json(path, display, problems)
     if data is not None and not isinstance(data, list):
         problems.append(f"{display}: expected a JSON list of {what}, got {type(data).__name__}; nothing imported")
-        return None
-    return data
+    return data if isinstance(data, list) else []
 
 
 # --- plan: pure ------------------------------------------------------------------------------
 
 
 def assign_ids(sessions: list[Session], existing_ids: list[str]) -> tuple[list[Session], list[str]]:
-    """Sessions with safe, distinct ids, and a problem for each id that had to change.
+    """Sessions with distinct ids, and a problem for each id that had to change.
 
-    Ids are compared case-insensitively (a Brain cloned on macOS or Windows would merge
+    Ids are already safe (each reader calls `checked_id`). They are compared case-insensitively (a Brain cloned on macOS or Windows would merge
     `A.jsonl` and `a.jsonl`); a later duplicate gets `-2`, `-3`, … in input order.
     """
     problems: list[str] = []
@@ -175,10 +161,7 @@ def assign_ids(sessions: list[Session], existing_ids: list[str]) -> tuple[list[S
     taken: set[str] = set()
     out: list[Session] = []
     for session in sessions:
-        raw = session.header.id
-        base = safe_session_id(raw)
-        if base != raw:
-            problems.append(f"session id {raw!r} is not a safe file name; imported as {base!r}")
+        base = session.header.id
         sid, k = base, 1
         while sid.casefold() in taken or existing.get(sid.casefold(), sid) != sid:
             k += 1
@@ -186,7 +169,7 @@ def assign_ids(sessions: list[Session], existing_ids: list[str]) -> tuple[list[S
         if sid != base:
             problems.append(f"session id {base!r} is already used by another session; imported as {sid!r}")
         taken.add(sid.casefold())
-        out.append(session if sid == raw else _with_id(session, sid))
+        out.append(session if sid == base else _with_id(session, sid))
     return out, problems
 
 
@@ -257,8 +240,9 @@ def plan_session(incoming: Session, existing: bytes | None) -> tuple[SessionWrit
     return SessionWrite(id=incoming.id, data=data, expected=existing), grown, problems
 
 
-def plan_import(sessions: list[Session], existing: Mapping[str, bytes]) -> ImportPlan:
-    """What to write for `sessions` (ids already safe) given the current raw files' bytes by id."""
+def plan_import(fmt: str, source: str, sessions: list[Session], existing: Mapping[str, bytes]) -> tuple[list[SessionWrite], ImportReport]:
+    """What to write for `sessions` (ids already distinct) given the current raw files' bytes by id,
+    and the report if every write succeeds."""
     writes: list[SessionWrite] = []
     created: list[str] = []
     grown: list[GrownSession] = []
@@ -277,13 +261,13 @@ def plan_import(sessions: list[Session], existing: Mapping[str, bytes]) -> Impor
         else:
             writes.append(write)
             grown.append(grew)
-    return ImportPlan(writes=writes, created=created, grown=grown, unchanged=unchanged, problems=problems)
+    return writes, ImportReport(format=fmt, source=source, created=created, grown=grown, unchanged=unchanged, problems=problems)
 
 
 # --- apply: short and atomic -----------------------------------------------------------------
 
 
-def apply_import(plan: ImportPlan, brain_root: Path, progress: Progress | None = None) -> tuple[set[str], list[str]]:
+def apply_import(writes: list[SessionWrite], brain_root: Path, progress: Progress | None = None) -> tuple[set[str], list[str]]:
     """Write the planned files (sorted by id), each via a temp file and os.replace.
 
     A file that changed since it was planned is left alone and reported (another import or
@@ -292,11 +276,11 @@ def apply_import(plan: ImportPlan, brain_root: Path, progress: Progress | None =
     raw_dir = brain_root / SESSIONS_RAW
     written: set[str] = set()
     problems: list[str] = []
-    for i, write in enumerate(sorted(plan.writes, key=lambda w: w.id)):
+    for i, write in enumerate(sorted(writes, key=lambda w: w.id)):
         if progress is not None:
-            progress("writing", i + 1, len(plan.writes))
+            progress("writing", i + 1, len(writes))
         target = brain_root / raw_session_path(write.id)
-        if not is_session_id(write.id) or target.parent != raw_dir:  # ids come from assign_ids
+        if not is_session_id(write.id) or target.parent != raw_dir:  # ids come from checked_id
             problems.append(f"{raw_session_path(write.id)}: unsafe target path; skipped")
             continue
         raw_dir.mkdir(parents=True, exist_ok=True)
@@ -337,13 +321,10 @@ def import_sessions(fmt: str, source: Path, parsed: Parsed, brain_root: Path, pr
     sessions, problems = assign_ids(parsed.sessions, on_disk)
     present = set(on_disk)
     existing = {s.id: (brain_root / raw_session_path(s.id)).read_bytes() for s in sessions if s.id in present}
-    plan = plan_import(sessions, existing)
-    written, failed = apply_import(plan, brain_root, progress)
-    return ImportReport(
-        format=fmt,
-        source=str(source),
-        created=[i for i in plan.created if i in written],
-        grown=[g for g in plan.grown if g.id in written],
-        unchanged=plan.unchanged,
-        problems=[*parsed.problems, *problems, *plan.problems, *failed],
-    )
+    writes, planned = plan_import(fmt, str(source), sessions, existing)
+    written, failed = apply_import(writes, brain_root, progress)
+    return planned.model_copy(update={
+        "created": [i for i in planned.created if i in written],
+        "grown": [g for g in planned.grown if g.id in written],
+        "problems": [*parsed.problems, *problems, *planned.problems, *failed],
+    })

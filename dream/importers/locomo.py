@@ -18,14 +18,8 @@ from dream.importers.base import Parsed, checked_id, read_json_list
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _DIA_ID = re.compile(r"^D(\d+):(\d+)$")
 _DATE_TIME = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})\s*$", re.I)
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        ["january", "february", "march", "april", "may", "june", "july",
-         "august", "september", "october", "november", "december"],
-        start=1,
-    )
-}
+_MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
+                                         "september", "october", "november", "december"], start=1)}
 
 
 def session_id(sample_id: str, session_n: int) -> str:
@@ -61,8 +55,6 @@ def read_locomo(path: Path) -> Parsed:
     display = str(path)
     problems: list[str] = []
     data = read_json_list(path, "LoCoMo samples", problems)
-    if data is None:
-        return Parsed(problems=problems)
     sessions: list[Session] = []
     for index, sample in enumerate(data):
         where = f"{display}: sample {index}"

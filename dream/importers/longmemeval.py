@@ -39,8 +39,6 @@ def read_longmemeval(path: Path) -> Parsed:
     display = str(path)
     problems: list[str] = []
     data = read_json_list(path, "LongMemEval items", problems)
-    if data is None:
-        return Parsed(problems=problems)
     sessions: list[Session] = []
     for index, item in enumerate(data):
         where = f"{display}: item {index}"

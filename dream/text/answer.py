@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 
 from dream.backends.base import AnswerDraft, AnswerRequest, JudgeRequest, Judgement
-from dream.eval.metrics import date_spans, dates_in, norm_answer, token_f1
-from dream.text.dates import WEEKDAYS, resolve_date
+from dream.eval.metrics import norm_answer, token_f1
+from dream.text.dates import MONTHS, WEEKDAYS, resolve_date
 from dream.text.words import content_words, sentences
 
 NOT_MENTIONED = "not mentioned"
@@ -36,8 +36,12 @@ _RELATIVE_GOLD_RE = re.compile(
     r"^(?:the\s+)?(?:(one|two|three|four|\d+)\s+)?(day|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?"
     r"\s+(before|after|of)$", re.I)
 _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4}
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-           "November", "December")
+_MONTH_NAME = "(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_FULL_DATE_RES = (
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    (re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_NAME + r",?\s+(\d{4})\b", re.I), "dmy"),
+    (re.compile(r"\b" + _MONTH_NAME + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I), "mdy"),
+)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def answer(req: AnswerRequest) -> AnswerDraft:
         found = resolve_date(sentence, ref) if ref else None
         when = found[0] if found else item.date
         if when is not None:
-            return AnswerDraft(answer=f"{when.day} {_MONTHS[when.month - 1]} {when.year}")
+            return AnswerDraft(answer=f"{when.day} {when:%B %Y}")
     return AnswerDraft(answer=_cut(sentence, asked))
 
 
@@ -80,7 +84,7 @@ def judge(req: JudgeRequest) -> Judgement:
     gold, got = norm_answer(req.gold), norm_answer(req.answer)
     if not gold:
         return Judgement(correct=False, reason="the gold answer is empty")
-    window, got_dates = gold_days(req.gold), sorted(dates_in(req.answer))
+    window, got_dates = gold_days(req.gold), sorted({d for d, _, _ in date_spans(req.answer)})
     if window and got_dates:
         first, last = window
         span = first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"
@@ -127,6 +131,22 @@ def gold_days(gold: str) -> tuple[dt.date, dt.date] | None:
     step = (day.weekday() - target) % 7 or 7 if sign < 0 else (target - day.weekday()) % 7 or 7
     hit = day + dt.timedelta(days=sign * (step + 7 * (n - 1)))
     return (hit - dt.timedelta(days=1), hit) if unit == "weekend" else (hit, hit)  # a weekend: its Saturday and Sunday
+
+
+def date_spans(text: str) -> list[tuple[dt.date, int, int]]:
+    """Each full date (day, month and year) the text writes, with where it starts and ends, in order:
+    `2023-05-07`, `7 May 2023`, `May 7th, 2023`."""
+    found = []
+    for regex, order in _FULL_DATE_RES:
+        for m in regex.finditer(text):
+            parts = dict(zip(order, m.groups()))
+            month = parts["m"].lower()
+            month_n = int(month) if month.isdigit() else MONTHS[month]
+            try:
+                found.append((dt.date(int(parts["y"]), month_n, int(parts["d"])), m.start(), m.end()))
+            except ValueError:
+                continue
+    return sorted(found, key=lambda f: f[1])
 
 
 def _items(packet: str) -> list[_Item]:

@@ -533,10 +533,10 @@ def test_missing_path_and_unknown_format(tmp_path: Path) -> None:
 
 def test_file_changed_after_planning_is_not_overwritten(tmp_path: Path) -> None:
     parsed = read_source("longmemeval", CASES["longmemeval"])
-    plan = plan_import(parsed.sessions, {})
+    writes, _ = plan_import("longmemeval", str(CASES["longmemeval"]), parsed.sessions, {})
     (tmp_path / "sessions" / "raw").mkdir(parents=True)
     (tmp_path / "sessions" / "raw" / "q001-answer_b2.jsonl").write_text("edited meanwhile\n")
-    written, problems = apply_import(plan, tmp_path)
+    written, problems = apply_import(writes, tmp_path)
     assert written == {"q001-sharegpt_a1", "q002_abs-sharegpt_a1"}
     assert problems == ["sessions/raw/q001-answer_b2.jsonl: changed while importing; skipped, import again"]
     assert raw(tmp_path, "q001-answer_b2") == "edited meanwhile\n"
