@@ -30,11 +30,6 @@ class UnitFailure:
     reason: str
 
 
-def statement_key(statement: str) -> str:
-    """Statements with the same content words say the same thing."""
-    return content_key(statement)
-
-
 @dataclass
 class TopicNotes:
     """Every note of a topic, with the indexes attach needs (equal statements, slots), kept in step."""
@@ -44,10 +39,8 @@ class TopicNotes:
     by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
     stems: set[str] = field(default_factory=set)  # the file stems in use (note_slug)
 
-    def note(self, path: str) -> Note | None:
-        return self.notes.get(path)
-
-    def put(self, note: Note, key: str) -> None:
+    def put(self, note: Note) -> None:
+        key = content_key(note.statement)  # statements with the same content words say the same thing
         old = self.notes.get(note.path)
         if old is not None and old.slot and note.path in self.by_slot.get(old.slot, set()):
             self.by_slot[old.slot].discard(note.path)
@@ -135,7 +128,7 @@ class Compilation:
                 page = parse_bytes(path, data) if data is not None else None
                 note = note_from_page(page) if isinstance(page, Page) else None
                 if note is not None:
-                    found.put(note, statement_key(note.statement))
+                    found.put(note)
         return found
 
     def stage(self, path: str, text: str) -> bool:
@@ -156,7 +149,9 @@ class Compilation:
         # run is staged twice, and the owner's edit must be in the text that lands.
         base = self.state.merge_bases.get(path) if live is not None else None
         if base is None and blob is not None and blob_id(raw) != blob:
-            base = self._base(blob)
+            if blob not in self._bases:  # Dream's last write, read once per run
+                self._bases[blob] = self.read_blob(blob)
+            base = self._bases[blob]
         merged = text
         if base is not None and live != base:
             merged, clean = merge3(base, live, text)
@@ -171,16 +166,6 @@ class Compilation:
             return False
         self.staged.write(path, merged)
         return True
-
-    def _base(self, blob: str) -> str | None:
-        """The text of Dream's last write (a git blob), read once per run."""
-        if blob not in self._bases:
-            self._bases[blob] = self.read_blob(blob)
-        return self._bases[blob]
-
-    def live_page(self, slug: str) -> Page | None:
-        path = self.page_path(slug)
-        return self.view.doc(path) if path else None
 
 
 def keep_cited_sources(merged: str, before: Page | None, path: str) -> str:

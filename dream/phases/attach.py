@@ -11,9 +11,10 @@ from brain import layout
 from brain.citations import CitationTarget
 from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact
-from dream.compile import Compilation, statement_key
+from dream.compile import Compilation
 from dream.notes import Note, note_slug, render_note
 from dream.text.entities import fold_name
+from dream.text.words import content_key
 from dream.text.facts import is_subject_slot
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
 
@@ -108,11 +109,11 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
     """A new note, or one more source on an equal note; superseded notes get `until`."""
     index = comp.topic(topic)
     target = str(CitationTarget.session(session_id, fact.first_turn, fact.last_turn))
-    same = index.by_key.get(statement_key(fact.statement))
+    same = index.by_key.get(content_key(fact.statement))
     if same is None and fact.slot:
-        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.note(p).value == fact.value), None)
+        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.notes[p].value == fact.value), None)
     if same is not None:
-        note = index.note(same)
+        note = index.notes[same]
         if target not in note.sources:
             _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
         return
@@ -154,12 +155,12 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
         return []
     if is_subject_slot(fact.slot):
         index = comp.topic(topic)
-        candidates = [index.note(p) for p in sorted(index.by_slot.get(fact.slot, ()))]
+        candidates = [index.notes[p] for p in sorted(index.by_slot.get(fact.slot, ()))]
     else:
         candidates = []
         for path in comp.state.slots.get(fact.slot, []):
             other = path.split("/")[1]
-            note = comp.topic(other).note(path)
+            note = comp.topic(other).notes.get(path)
             if note is not None:
                 candidates.append(note)
     return [n for n in candidates if n.current and n.slot == fact.slot and n.value != fact.value]
@@ -168,7 +169,7 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
 def _write(comp: Compilation, note: Note) -> None:
     """The note's new state; its file is rendered and staged once, by stage_notes."""
     comp.unstaged_notes[note.path] = note
-    comp.topic(note.topic).put(note, statement_key(note.statement))
+    comp.topic(note.topic).put(note)
     comp.touched.add(note.topic)
 
 

@@ -97,14 +97,10 @@ def guess_type(name: str) -> str | None:
     return None
 
 
-def find_mentions(text: str) -> list[Mention]:
-    """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
-    return list(_find_mentions(text))
-
-
 # Summarize and attach both scan every sentence of a session, one after the other.
 @functools.lru_cache(maxsize=16384)
-def _find_mentions(text: str) -> tuple[Mention, ...]:
+def find_mentions(text: str) -> tuple[Mention, ...]:
+    """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
     out: list[Mention] = []
     cues = {m.group(2): m.group(1).lower() for m in PERSON_CUES.finditer(text)}
     for m in _CAP_RUN_RE.finditer(text):

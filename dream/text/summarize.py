@@ -9,7 +9,7 @@ from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
 from dream.text.coding import changed_files, changed_line, first_request, outcome
 from dream.text.entities import find_mentions
-from dream.text.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
+from dream.text.facts import listeners_of, skippable, small_talk, speaker_name
 from dream.text.words import clean_statement, content_words, sentences, third_person
 
 _DATE_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -46,7 +46,7 @@ def coding_summary(session: Session) -> SessionSummary | None:
     return SessionSummary(title=title, sentences=out, topics=[session.header.project] if session.header.project else [])
 
 
-def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: SkipFn | None = None) -> SessionSummary:
+def summarize(session: Session, owner: str | None, first_turn: int = 1) -> SessionSummary:
     """Up to six sentences, chosen by how many of the session's frequent words and names they carry;
     a coding agent's session (its header names a project) is summarised as work instead."""
     if session.header.project and (coded := coding_summary(session)) is not None:
@@ -65,7 +65,7 @@ def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: Sk
                 names[m.name] += 1
             who = speaker_name(turn, owner)
             if (who and not sentence.endswith("?") and len(words) >= 3 and not skippable(sentence)
-                    and not small_talk(sentence, listeners.get(who, ())) and not (skip and skip(sentence))):
+                    and not small_talk(sentence, listeners.get(who, ()))):
                 candidates.append((turn.n, len(candidates), who, sentence))
     if not candidates:
         return SessionSummary(title=title_of(session), sentences=[], topics=[])
