@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -17,8 +18,6 @@ def main() -> None:
 
 
 def _brain_root(brain: str | None) -> Path:
-    import os
-
     return Path(brain or os.environ.get("BRAIN_HOME") or ".").resolve()
 
 
@@ -280,7 +279,6 @@ def session_end(brain: str | None) -> None:
     one line on stderr and exit 0, so the session ends normally.
     """
     import json
-    import sys
 
     try:
         from dream.importers import import_path

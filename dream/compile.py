@@ -25,12 +25,6 @@ from dream.state import DreamState
 
 
 @dataclass
-class UnitFailure:
-    unit: str  # session id or page path
-    reason: str
-
-
-@dataclass
 class TopicNotes:
     """Every note of a topic, with the indexes attach needs (equal statements, slots), kept in step."""
 
@@ -63,16 +57,17 @@ class Compilation:
     state: DreamState
     instructions: Instructions
     run_id: str
-    read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
-    head: str | None = None  # the commit the run started from
+    read_blob: Callable[[str], str | None]  # git blob id → text (merge bases)
+    head: str | None  # the commit the run started from
     resolver: Resolver = field(default_factory=Resolver)
     touched: set[str] = field(default_factory=set)  # page slugs whose notes changed
     new_pages: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # slug → (title, type, aliases)
     topics: dict[str, TopicNotes] = field(default_factory=dict)  # topic → its notes (read when first asked)
-    failures: list[UnitFailure] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # page path → why it could not be written
     conflicts: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    facts: int = 0  # notes made
+    facts_superseded: int = 0
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
@@ -81,19 +76,14 @@ class Compilation:
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
     _refs: tuple[int, list[EntityRef]] = (-1, [])  # (resolver version, known_refs) as last built
 
-    def bump(self, key: str, n: int = 1) -> None:
-        self.counts[key] = self.counts.get(key, 0) + n
-
     def seed_resolver(self) -> None:
         """Every existing page is a known entity (by slug, title and aliases)."""
         for path, page in self.view.pages.items():
             loc = layout.page_location(path)
             self.resolver.add(loc[1], page.frontmatter.title, loc[0], page.frontmatter.aliases)
 
-    def seed_owner(self, owner: str | None) -> None:
+    def seed_owner(self, owner: str) -> None:
         """First-person facts go to the owner's page, found by full name or by the first name speakers use."""
-        if not owner:
-            return
         first = owner.split()[0]
         known = self.resolver.lookup(owner)
         if known is None:

@@ -23,28 +23,22 @@ STRONG_TYPES = frozenset({"organization", "project", "event", "concept"})
 MAX_MENTIONS = 12
 
 
-def extract_request(comp: Compilation, session: Session, first_turn: int) -> ExtractRequest:
-    """What the backend is asked for a session's facts, with the entities known so far."""
-    return ExtractRequest(
+def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
+    """The session's facts onto their subjects' notes; the backend is told the entities known so far."""
+    batch = comp.backend.extract_facts(ExtractRequest(
         session=session,
         owner=comp.settings.owner,
         known=comp.known_refs(),
         instructions=comp.instructions.text,
         never_record=comp.instructions.never_record,
         first_turn=first_turn,
-    )
-
-
-def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
-    """The session's facts onto their subjects' notes."""
-    batch = comp.backend.extract_facts(extract_request(comp, session, first_turn))
+    ))
     entities = {e.name: e for e in batch.entities}
     for entity in batch.entities:
         _remember(comp, entity, session.id)
     for fact in batch.facts:
         subject = _slot_holder(comp, fact) or resolve(comp, fact.subject, entities.get(fact.subject), as_subject=True)
         if subject is None:
-            comp.bump("facts_unplaced")
             continue
         mentions = sorted({s for name in fact.mentions if (s := resolve(comp, name, entities.get(name))) and s != subject})
         add_fact(comp, subject, fact, session.id, mentions)
@@ -118,7 +112,7 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
             _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
         return
     for old in _superseded(comp, topic, fact):
-        comp.bump("facts_superseded")
+        comp.facts_superseded += 1
         until = fact.event_date if fact.event_date and fact.event_date <= fact.observed else fact.observed
         _write(comp, old.model_copy(update={"until": until, "superseded_by": target}))
     path = layout.note_path(topic, note_slug(fact.statement, index.stems))
@@ -136,7 +130,7 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
         mentions=mentions,
     )
     _write(comp, note)
-    comp.bump("facts")
+    comp.facts += 1
     if fact.slot and not is_subject_slot(fact.slot):
         comp.state.slots.setdefault(fact.slot, [])
         if path not in comp.state.slots[fact.slot]:

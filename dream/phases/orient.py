@@ -34,7 +34,6 @@ class RunPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     pending: list[PendingSession]
     deferred: list[str] = Field(default_factory=empty_list)  # pending beyond --max-sessions
-    problems: list[str] = Field(default_factory=empty_list)
 
 
 def list_session_files(tree: Tree) -> tuple[list[SessionFile], list[str]]:

@@ -22,12 +22,11 @@ def summarize_session(comp: Compilation, session: Session) -> SessionSummary:
 def write_summaries(comp: Compilation, done: list[tuple[Session, SessionSummary]]) -> None:
     """Stage the summary of each session, in order."""
     for session, summary in done:
-        path, fm, body = summary_document(comp, session, summary)
-        comp.stage(path, render_new(fm, body))
+        comp.stage(layout.summary_path(session.id), summary_text(comp, session, summary))
 
 
-def summary_document(comp: Compilation, session: Session, summary: SessionSummary) -> tuple[str, Frontmatter, str]:
-    """The path, front matter and body of a session's summary, linking the pages the run knows."""
+def summary_text(comp: Compilation, session: Session, summary: SessionSummary) -> str:
+    """A session's summary document, linking the pages the run knows."""
     numbers: dict[str, int] = {}
     parts = []
     topics: list[str] = []
@@ -55,4 +54,4 @@ def summary_document(comp: Compilation, session: Session, summary: SessionSummar
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
-    return layout.summary_path(session.id), fm, body
+    return render_new(fm, body)

@@ -15,7 +15,7 @@ from brain import layout
 from brain.page import Frontmatter, Page, new_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
-from dream.compile import Compilation, UnitFailure
+from dream.compile import Compilation
 from dream.notes import Note
 from dream.text.facts import is_subject_slot
 
@@ -52,7 +52,7 @@ def update_pages(comp: Compilation) -> None:
         try:
             _update_page(comp, slug, path)
         except (PageError, BackendError) as exc:  # a model call failed: that page only (dream.run keeps its sessions pending)
-            comp.failures.append(UnitFailure(unit=path, reason=str(exc)))
+            comp.failures[path] = str(exc)
 
 
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
