@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -87,21 +88,18 @@ class _Failed(click.ClickException):
 
 def _guard(fn):
     """Library errors become one-line CLI failures; nothing else is caught."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from brain.errors import BrainError
+        from dream.backends.base import BackendError
+
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
-            from brain.errors import BrainError
-            from dream.backends.base import BackendError
-
-            if isinstance(exc, BrainError):
-                raise _Failed(str(exc)) from None
-            if isinstance(exc, BackendError):
-                raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
-            raise
+        except BrainError as exc:
+            raise _Failed(str(exc)) from None
+        except BackendError as exc:
+            raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
 
     return wrapper
 

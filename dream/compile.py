@@ -61,7 +61,7 @@ class Compilation:
     head: str | None  # the commit the run started from
     resolver: Resolver = field(default_factory=Resolver)
     touched: set[str] = field(default_factory=set)  # page slugs whose notes changed
-    new_pages: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # slug → (title, type, aliases)
+    new_pages: set[str] = field(default_factory=set)  # slugs of the pages this run makes
     topics: dict[str, TopicNotes] = field(default_factory=dict)  # topic → its notes (read when first asked)
     failures: dict[str, str] = field(default_factory=dict)  # page path → why it could not be written
     conflicts: list[str] = field(default_factory=list)

@@ -70,7 +70,7 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
     if known is not None:
         if known.slug in comp.instructions.forget:
             return None
-        _ensure_page(comp, known.slug, known.title, known.type, sorted(known.names - {known.title}))
+        _ensure_page(comp, known.slug)
         if entity is not None:
             for alias in entity.aliases:
                 comp.resolver.alias(known, alias)
@@ -86,17 +86,17 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
     if slug in comp.instructions.forget:
         return None
     comp.resolver.add(slug, name, entity.type, entity.aliases)
-    _ensure_page(comp, slug, name, entity.type, list(entity.aliases))
+    _ensure_page(comp, slug)
     if seen is not None:
         seen.slug = slug
     return slug
 
 
-def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: list[str]) -> None:
+def _ensure_page(comp: Compilation, slug: str) -> None:
     """A page for `slug` is made by this run unless a live one parses."""
     path = comp.page_path(slug)
-    if (path is None or not comp.view.readable(path)) and slug not in comp.new_pages:
-        comp.new_pages[slug] = (title, type_, aliases)
+    if path is None or not comp.view.readable(path):
+        comp.new_pages.add(slug)
 
 
 def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mentions: list[str]) -> None:

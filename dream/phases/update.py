@@ -43,7 +43,7 @@ def newest(notes: list[Note], key, reverse: bool = False, pin_slots: bool = Fals
 
 def update_pages(comp: Compilation) -> None:
     """Write every touched page into the staged tree (forgotten pages were excluded at orient)."""
-    for slug in sorted(comp.touched | set(comp.new_pages)):
+    for slug in sorted(comp.touched | comp.new_pages):
         if slug in comp.instructions.forget:
             continue
         path = comp.page_path(slug)

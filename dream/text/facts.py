@@ -145,7 +145,7 @@ class _SessionScan:
 
     def type_of(self, name: str) -> str | None:
         if name in self.types:
-            return self.types[name].most_common(1)[0][0] if self.types[name] else None
+            return self.types[name].most_common(1)[0][0]
         if name in self.concepts:
             return "concept"
         return self.known.get(fold_name(name))

@@ -61,8 +61,7 @@ def summarize(session: Session, owner: str | None, first_turn: int = 1) -> Sessi
         for sentence in sentences(turn.text):
             words = content_words(sentence)
             freq.update(set(words))
-            for m in find_mentions(sentence):
-                names[m.name] += 1
+            names.update(m.name for m in find_mentions(sentence))
             who = speaker_name(turn, owner)
             if (who and not sentence.endswith("?") and len(words) >= 3 and not skippable(sentence)
                     and not small_talk(sentence, listeners.get(who, ()))):
