@@ -12,7 +12,6 @@ names the files the run removes).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -118,7 +117,3 @@ def _read_shards(raw: dict, key: str, read: Callable[[str], str | None], shards:
             problems.append(f"{rel} is unreadable: {what}")
     raw[key] = merged
     return problems
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
