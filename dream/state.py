@@ -60,7 +60,6 @@ class DreamState(Model):
         """The text of state.json. `last_run` and `written` (more entries) are applied to the
         output only, so a run can render its state several times without copying it."""
         data = self.model_dump(exclude_none=True)
-        data["version"] = STATE_VERSION
         data["written"] = {**self.written, **(written or {})}
         if not data["merge_bases"]:  # most Brains have none: their state.json has no such key
             del data["merge_bases"]

@@ -150,14 +150,9 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
     if is_subject_slot(fact.slot):
         index = comp.topic(topic)
         candidates = [index.notes[p] for p in sorted(index.by_slot.get(fact.slot, ()))]
-    else:
-        candidates = []
-        for path in comp.state.slots.get(fact.slot, []):
-            other = path.split("/")[1]
-            note = comp.topic(other).notes.get(path)
-            if note is not None:
-                candidates.append(note)
-    return [n for n in candidates if n.current and n.slot == fact.slot and n.value != fact.value]
+    else:  # a note the state lists may have been deleted since
+        candidates = [comp.topic(path.split("/")[1]).notes.get(path) for path in comp.state.slots.get(fact.slot, [])]
+    return [n for n in candidates if n is not None and n.current and n.slot == fact.slot and n.value != fact.value]
 
 
 def _write(comp: Compilation, note: Note) -> None:

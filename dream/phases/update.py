@@ -126,15 +126,14 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     numbers: dict[str, int] = {}  # in order of first use: current, then history, then mentioned
     facts = [_page_facts(notes, numbers) for notes in (current, history, mentioned)]
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
+    # Only names a shown statement holds can be linked: the request stays the size of the page.
+    said = "\n".join(n.statement for n in [*current, *history, *mentioned])
     names: dict[str, str] = {}
     for other in linked:
         k = comp.resolver.by_slug[other]
         for name in sorted(k.names | {k.title}):
-            if len(name) > 2 and name.lower() != name:
+            if len(name) > 2 and name.lower() != name and name in said:
                 names.setdefault(name, other)
-    # Only names a shown statement holds can be linked: the request stays the size of the page.
-    said = "\n".join(n.statement for n in [*current, *history, *mentioned])
-    names = {name: other for name, other in names.items() if name in said}
     if len(linked) > PAGE_SECTION_FACTS:
         hidden["Related"] = len(linked) - PAGE_SECTION_FACTS
     req = WritePageRequest(

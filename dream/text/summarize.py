@@ -21,8 +21,7 @@ def title_of(session: Session) -> str:
         return session.header.title.strip()
     tail = _DATE_PREFIX_RE.sub("", session.id)
     if tail != session.id and re.search(r"[a-z]", tail):
-        words = tail.replace("_", "-").split("-")
-        return " ".join(words).capitalize()
+        return tail.replace("_", " ").replace("-", " ").capitalize()
     said = (s for t in session.turns if t.role not in ("assistant", "system", "tool") for s in sentences(t.text))
     first = next((s for s in said if not skippable(s)), session.id)
     return clean_statement(" ".join(first.split()[:8]), 80).rstrip(".")
