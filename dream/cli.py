@@ -47,10 +47,7 @@ def import_command(fmt: str, path: Path | None, project: Path | None, brain: str
 
     with _Bar("sessions") as bar:
         report = import_path(fmt, path, _brain_root(brain), progress=bar)
-    if as_json:
-        click.echo(report.model_dump_json(indent=2))
-    else:
-        click.echo(report.summary())
+    click.echo(report.model_dump_json(indent=2) if as_json else report.summary())
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     if report.read_nothing:

@@ -31,17 +31,15 @@ def sentences(text: str) -> tuple[str, ...]:
     protected = text
     for i, abbr in enumerate(_ABBREV):
         protected = protected.replace(abbr, f"\x00{i}\x00")
-    parts = []
-    for chunk in re.split(r"\n+", protected):
-        parts.extend(_SENT_SPLIT_RE.split(chunk.strip()))
     out = []
-    for part in parts:
-        if "\x00" in part:  # only a protected abbreviation (or a NUL of the text) needs the loop
-            for i, abbr in enumerate(_ABBREV):
-                part = part.replace(f"\x00{i}\x00", abbr)
-        part = part.strip()
-        if part:
-            out.append(part)
+    for chunk in re.split(r"\n+", protected):
+        for part in _SENT_SPLIT_RE.split(chunk.strip()):
+            if "\x00" in part:  # only a protected abbreviation (or a NUL of the text) needs the loop
+                for i, abbr in enumerate(_ABBREV):
+                    part = part.replace(f"\x00{i}\x00", abbr)
+            part = part.strip()
+            if part:
+                out.append(part)
     return tuple(out)
 
 
