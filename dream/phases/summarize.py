@@ -29,13 +29,10 @@ def summary_text(comp: Compilation, session: Session, summary: SessionSummary) -
     """A session's summary document, linking the pages the run knows."""
     numbers: dict[str, int] = {}
     parts = []
-    topics: list[str] = []
-    names: dict[str, str] = {}
+    names: dict[str, str] = {}  # name → the slug of its page
     for name in summary.topics:
         known = comp.resolver.lookup(name)
-        if known and comp.page_path(known.slug) and known.slug not in comp.instructions.forget:
-            if known.slug not in topics:
-                topics.append(known.slug)
+        if known and known.slug not in comp.instructions.forget:
             names.setdefault(name, known.slug)
     for sentence in summary.sentences:
         last = min(sentence.last_turn, session.turns[-1].n if session.turns else sentence.last_turn)
@@ -50,7 +47,7 @@ def summary_text(comp: Compilation, session: Session, summary: SessionSummary) -
         started=header.started or "",
         participants=list(header.participants),
         turns=len(session.turns),
-        topics=topics,
+        topics=list(dict.fromkeys(names.values())),
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
