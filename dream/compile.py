@@ -36,8 +36,8 @@ class TopicNotes:
     def put(self, note: Note) -> None:
         key = content_key(note.statement)  # statements with the same content words say the same thing
         old = self.notes.get(note.path)
-        if old is not None and old.slot and note.path in self.by_slot.get(old.slot, set()):
-            self.by_slot[old.slot].discard(note.path)
+        if old is not None and old.slot:
+            self.by_slot.get(old.slot, set()).discard(note.path)
         if self.by_key.get(key) == note.path:
             del self.by_key[key]
         self.notes[note.path] = note

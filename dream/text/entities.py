@@ -102,8 +102,7 @@ def find_mentions(text: str) -> tuple[Mention, ...]:
     out: list[Mention] = []
     cues = {m.group(2): m.group(1).lower() for m in PERSON_CUES.finditer(text)}
     for m in _CAP_RUN_RE.finditer(text):
-        raw = m.group(1).rstrip(".’'-")
-        tokens = raw.split()
+        tokens = m.group(1).rstrip(".’'-").split()
         start = m.start(1)
         # Drop leading words that are capitalised only because they start a sentence (or never name).
         at_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\"'(—–-"

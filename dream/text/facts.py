@@ -242,7 +242,7 @@ _REACTION_WORDS = frozenset(content_words(
     stoked glad sounds sound wonderful fantastic incredible lovely sweet thanks thank congrats""" ))
 
 
-def substance(sentence: str, names: frozenset[str] = frozenset()) -> list[str]:
+def substance(sentence: str, names: frozenset[str]) -> list[str]:
     """The sentence's content words without the people's names (who speaks, who is spoken to) and
     without words of a bare reaction: what a fact would have to say."""
     return [w for w in content_words(sentence) if w not in names and w not in _REACTION_WORDS]
