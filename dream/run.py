@@ -120,7 +120,7 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
     forgotten = [layout.page_location(p)[1] for p in deleted]
     already = set(instructions.forget)  # what forget.md lists now: those need no new line
     if forgotten:
-        instructions = instructions.model_copy(update={"forget": sorted(set(instructions.forget) | set(forgotten))})
+        instructions = instructions.model_copy(update={"forget": sorted(already | set(forgotten))})
         for p in deleted:
             state.written.pop(p, None)
             state.merge_bases.pop(p, None)

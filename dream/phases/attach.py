@@ -132,9 +132,9 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
     _write(comp, note)
     comp.facts += 1
     if fact.slot and not is_subject_slot(fact.slot):
-        comp.state.slots.setdefault(fact.slot, [])
-        if path not in comp.state.slots[fact.slot]:
-            comp.state.slots[fact.slot].append(path)
+        filled = comp.state.slots.setdefault(fact.slot, [])
+        if path not in filled:
+            filled.append(path)
     for slug in mentions:
         listed = comp.state.mentions.setdefault(slug, [])
         if path not in listed:
