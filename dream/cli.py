@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from pathlib import Path
 
@@ -17,8 +19,6 @@ def main() -> None:
 
 
 def _brain_root(brain: str | None) -> Path:
-    import os
-
     return Path(brain or os.environ.get("BRAIN_HOME") or ".").resolve()
 
 
@@ -47,10 +47,7 @@ def import_command(fmt: str, path: Path | None, project: Path | None, brain: str
 
     with _Bar("sessions") as bar:
         report = import_path(fmt, path, _brain_root(brain), progress=bar)
-    if as_json:
-        click.echo(report.model_dump_json(indent=2))
-    else:
-        click.echo(report.summary())
+    click.echo(report.model_dump_json(indent=2) if as_json else report.summary())
     for problem in report.problems:
         click.echo(f"warning: {problem}", err=True)
     if report.read_nothing:
@@ -88,21 +85,18 @@ class _Failed(click.ClickException):
 
 def _guard(fn):
     """Library errors become one-line CLI failures; nothing else is caught."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from brain.errors import BrainError
+        from dream.backends.base import BackendError
+
         try:
             return fn(*args, **kwargs)
-        except Exception as exc:
-            from brain.errors import BrainError
-            from dream.backends.base import BackendError
-
-            if isinstance(exc, BrainError):
-                raise _Failed(str(exc)) from None
-            if isinstance(exc, BackendError):
-                raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
-            raise
+        except BrainError as exc:
+            raise _Failed(str(exc)) from None
+        except BackendError as exc:
+            raise _Failed(f"{exc}" + (f" ({exc.hint})" if exc.hint else "")) from None
 
     return wrapper
 
@@ -280,7 +274,6 @@ def session_end(brain: str | None) -> None:
     one line on stderr and exit 0, so the session ends normally.
     """
     import json
-    import sys
 
     try:
         from dream.importers import import_path

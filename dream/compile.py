@@ -25,17 +25,6 @@ from dream.state import DreamState
 
 
 @dataclass
-class UnitFailure:
-    unit: str  # session id or page path
-    reason: str
-
-
-def statement_key(statement: str) -> str:
-    """Statements with the same content words say the same thing."""
-    return content_key(statement)
-
-
-@dataclass
 class TopicNotes:
     """Every note of a topic, with the indexes attach needs (equal statements, slots), kept in step."""
 
@@ -44,13 +33,11 @@ class TopicNotes:
     by_slot: dict[str, set[str]] = field(default_factory=dict)  # slot → paths (current notes)
     stems: set[str] = field(default_factory=set)  # the file stems in use (note_slug)
 
-    def note(self, path: str) -> Note | None:
-        return self.notes.get(path)
-
-    def put(self, note: Note, key: str) -> None:
+    def put(self, note: Note) -> None:
+        key = content_key(note.statement)  # statements with the same content words say the same thing
         old = self.notes.get(note.path)
-        if old is not None and old.slot and note.path in self.by_slot.get(old.slot, set()):
-            self.by_slot[old.slot].discard(note.path)
+        if old is not None and old.slot:
+            self.by_slot.get(old.slot, set()).discard(note.path)
         if self.by_key.get(key) == note.path:
             del self.by_key[key]
         self.notes[note.path] = note
@@ -70,16 +57,17 @@ class Compilation:
     state: DreamState
     instructions: Instructions
     run_id: str
-    read_blob: Callable[[str], str | None] = lambda blob: None  # git blob id → text (merge bases)
-    head: str | None = None  # the commit the run started from
+    read_blob: Callable[[str], str | None]  # git blob id → text (merge bases)
+    head: str | None  # the commit the run started from
     resolver: Resolver = field(default_factory=Resolver)
     touched: set[str] = field(default_factory=set)  # page slugs whose notes changed
-    new_pages: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # slug → (title, type, aliases)
+    new_pages: set[str] = field(default_factory=set)  # slugs of the pages this run makes
     topics: dict[str, TopicNotes] = field(default_factory=dict)  # topic → its notes (read when first asked)
-    failures: list[UnitFailure] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # page path → why it could not be written
     conflicts: list[str] = field(default_factory=list)
     forgotten: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    facts: int = 0  # notes made
+    facts_superseded: int = 0
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # hand-written files Dream left as they are
@@ -88,19 +76,14 @@ class Compilation:
     _bases: dict[str, str | None] = field(default_factory=dict)  # blob id → text, for merges
     _refs: tuple[int, list[EntityRef]] = (-1, [])  # (resolver version, known_refs) as last built
 
-    def bump(self, key: str, n: int = 1) -> None:
-        self.counts[key] = self.counts.get(key, 0) + n
-
     def seed_resolver(self) -> None:
         """Every existing page is a known entity (by slug, title and aliases)."""
         for path, page in self.view.pages.items():
             loc = layout.page_location(path)
             self.resolver.add(loc[1], page.frontmatter.title, loc[0], page.frontmatter.aliases)
 
-    def seed_owner(self, owner: str | None) -> None:
+    def seed_owner(self, owner: str) -> None:
         """First-person facts go to the owner's page, found by full name or by the first name speakers use."""
-        if not owner:
-            return
         first = owner.split()[0]
         known = self.resolver.lookup(owner)
         if known is None:
@@ -135,7 +118,7 @@ class Compilation:
                 page = parse_bytes(path, data) if data is not None else None
                 note = note_from_page(page) if isinstance(page, Page) else None
                 if note is not None:
-                    found.put(note, statement_key(note.statement))
+                    found.put(note)
         return found
 
     def stage(self, path: str, text: str) -> bool:
@@ -156,7 +139,9 @@ class Compilation:
         # run is staged twice, and the owner's edit must be in the text that lands.
         base = self.state.merge_bases.get(path) if live is not None else None
         if base is None and blob is not None and blob_id(raw) != blob:
-            base = self._base(blob)
+            if blob not in self._bases:  # Dream's last write, read once per run
+                self._bases[blob] = self.read_blob(blob)
+            base = self._bases[blob]
         merged = text
         if base is not None and live != base:
             merged, clean = merge3(base, live, text)
@@ -171,16 +156,6 @@ class Compilation:
             return False
         self.staged.write(path, merged)
         return True
-
-    def _base(self, blob: str) -> str | None:
-        """The text of Dream's last write (a git blob), read once per run."""
-        if blob not in self._bases:
-            self._bases[blob] = self.read_blob(blob)
-        return self._bases[blob]
-
-    def live_page(self, slug: str) -> Page | None:
-        path = self.page_path(slug)
-        return self.view.doc(path) if path else None
 
 
 def keep_cited_sources(merged: str, before: Page | None, path: str) -> str:

@@ -88,7 +88,7 @@ def _run_locked(settings: DreamSettings, backend: ModelBackend, clock: PhaseCloc
     clock.mark("update")
     update_pages(comp)
     clock.mark("generate")
-    for sid, path in withdraw(comp, done, [f.unit for f in comp.failures if layout.is_page_path(f.unit)]):
+    for sid, path in withdraw(comp, done, list(comp.failures)):
         # Its facts for that page are withdrawn too, so the next run makes them (and the page) again.
         done.pop(sid, None)
         report.session_failures[sid] = f"kept pending: the page {path} it feeds could not be written"
@@ -120,7 +120,7 @@ def _orient(settings: DreamSettings, backend: ModelBackend, live: BrainView, sta
     forgotten = [layout.page_location(p)[1] for p in deleted]
     already = set(instructions.forget)  # what forget.md lists now: those need no new line
     if forgotten:
-        instructions = instructions.model_copy(update={"forget": sorted(set(instructions.forget) | set(forgotten))})
+        instructions = instructions.model_copy(update={"forget": sorted(already | set(forgotten))})
         for p in deleted:
             state.written.pop(p, None)
             state.merge_bases.pop(p, None)
@@ -202,12 +202,11 @@ def _take_gate(comp: Compilation, report: RunReport, gate: GateResult, done: Don
     report.pages_created = sorted(p for p in comp.created if staged.has(p))
     report.pages_updated = sorted(p for p in comp.updated if staged.has(p))
     report.notes_written = sum(1 for p in staged.written if layout.is_note_path(p))
-    report.facts = comp.counts.get("facts", 0)
-    report.facts_superseded = comp.counts.get("facts_superseded", 0)
+    report.facts, report.facts_superseded = comp.facts, comp.facts_superseded
     report.conflicts = comp.conflicts
     report.forgotten = comp.forgotten
     report.kept = sorted(set(comp.kept))
-    report.session_failures.update({f.unit: f.reason for f in comp.failures})
+    report.session_failures.update(comp.failures)
     usage = comp.backend.usage()
     report.tokens_in, report.tokens_out = usage.input_tokens, usage.output_tokens
     report.cache_read_tokens, report.cache_write_tokens = usage.cache_read_tokens, usage.cache_write_tokens

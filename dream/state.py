@@ -12,7 +12,6 @@ names the files the run removes).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -61,7 +60,6 @@ class DreamState(Model):
         """The text of state.json. `last_run` and `written` (more entries) are applied to the
         output only, so a run can render its state several times without copying it."""
         data = self.model_dump(exclude_none=True)
-        data["version"] = STATE_VERSION
         data["written"] = {**self.written, **(written or {})}
         if not data["merge_bases"]:  # most Brains have none: their state.json has no such key
             del data["merge_bases"]
@@ -118,7 +116,3 @@ def _read_shards(raw: dict, key: str, read: Callable[[str], str | None], shards:
             problems.append(f"{rel} is unreadable: {what}")
     raw[key] = merged
     return problems
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

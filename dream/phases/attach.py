@@ -11,9 +11,10 @@ from brain import layout
 from brain.citations import CitationTarget
 from brain.sessions import Session
 from dream.backends.base import Entity, ExtractRequest, Fact
-from dream.compile import Compilation, statement_key
+from dream.compile import Compilation
 from dream.notes import Note, note_slug, render_note
 from dream.text.entities import fold_name
+from dream.text.words import content_key
 from dream.text.facts import is_subject_slot
 from dream.state import MAX_ENTITY_SESSIONS, EntityState
 
@@ -22,28 +23,22 @@ STRONG_TYPES = frozenset({"organization", "project", "event", "concept"})
 MAX_MENTIONS = 12
 
 
-def extract_request(comp: Compilation, session: Session, first_turn: int) -> ExtractRequest:
-    """What the backend is asked for a session's facts, with the entities known so far."""
-    return ExtractRequest(
+def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
+    """The session's facts onto their subjects' notes; the backend is told the entities known so far."""
+    batch = comp.backend.extract_facts(ExtractRequest(
         session=session,
         owner=comp.settings.owner,
         known=comp.known_refs(),
         instructions=comp.instructions.text,
         never_record=comp.instructions.never_record,
         first_turn=first_turn,
-    )
-
-
-def attach_session(comp: Compilation, session: Session, first_turn: int) -> None:
-    """The session's facts onto their subjects' notes."""
-    batch = comp.backend.extract_facts(extract_request(comp, session, first_turn))
+    ))
     entities = {e.name: e for e in batch.entities}
     for entity in batch.entities:
         _remember(comp, entity, session.id)
     for fact in batch.facts:
         subject = _slot_holder(comp, fact) or resolve(comp, fact.subject, entities.get(fact.subject), as_subject=True)
         if subject is None:
-            comp.bump("facts_unplaced")
             continue
         mentions = sorted({s for name in fact.mentions if (s := resolve(comp, name, entities.get(name))) and s != subject})
         add_fact(comp, subject, fact, session.id, mentions)
@@ -75,7 +70,7 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
     if known is not None:
         if known.slug in comp.instructions.forget:
             return None
-        _ensure_page(comp, known.slug, known.title, known.type, sorted(known.names - {known.title}))
+        _ensure_page(comp, known.slug)
         if entity is not None:
             for alias in entity.aliases:
                 comp.resolver.alias(known, alias)
@@ -91,33 +86,33 @@ def resolve(comp: Compilation, name: str, entity: Entity | None, as_subject: boo
     if slug in comp.instructions.forget:
         return None
     comp.resolver.add(slug, name, entity.type, entity.aliases)
-    _ensure_page(comp, slug, name, entity.type, list(entity.aliases))
+    _ensure_page(comp, slug)
     if seen is not None:
         seen.slug = slug
     return slug
 
 
-def _ensure_page(comp: Compilation, slug: str, title: str, type_: str, aliases: list[str]) -> None:
+def _ensure_page(comp: Compilation, slug: str) -> None:
     """A page for `slug` is made by this run unless a live one parses."""
     path = comp.page_path(slug)
-    if (path is None or not comp.view.readable(path)) and slug not in comp.new_pages:
-        comp.new_pages[slug] = (title, type_, aliases)
+    if path is None or not comp.view.readable(path):
+        comp.new_pages.add(slug)
 
 
 def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mentions: list[str]) -> None:
     """A new note, or one more source on an equal note; superseded notes get `until`."""
     index = comp.topic(topic)
     target = str(CitationTarget.session(session_id, fact.first_turn, fact.last_turn))
-    same = index.by_key.get(statement_key(fact.statement))
+    same = index.by_key.get(content_key(fact.statement))
     if same is None and fact.slot:
-        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.note(p).value == fact.value), None)
+        same = next((p for p in sorted(index.by_slot.get(fact.slot, ())) if index.notes[p].value == fact.value), None)
     if same is not None:
-        note = index.note(same)
+        note = index.notes[same]
         if target not in note.sources:
             _write(comp, note.model_copy(update={"sources": [*note.sources, target]}))
         return
     for old in _superseded(comp, topic, fact):
-        comp.bump("facts_superseded")
+        comp.facts_superseded += 1
         until = fact.event_date if fact.event_date and fact.event_date <= fact.observed else fact.observed
         _write(comp, old.model_copy(update={"until": until, "superseded_by": target}))
     path = layout.note_path(topic, note_slug(fact.statement, index.stems))
@@ -135,11 +130,11 @@ def add_fact(comp: Compilation, topic: str, fact: Fact, session_id: str, mention
         mentions=mentions,
     )
     _write(comp, note)
-    comp.bump("facts")
+    comp.facts += 1
     if fact.slot and not is_subject_slot(fact.slot):
-        comp.state.slots.setdefault(fact.slot, [])
-        if path not in comp.state.slots[fact.slot]:
-            comp.state.slots[fact.slot].append(path)
+        filled = comp.state.slots.setdefault(fact.slot, [])
+        if path not in filled:
+            filled.append(path)
     for slug in mentions:
         listed = comp.state.mentions.setdefault(slug, [])
         if path not in listed:
@@ -154,21 +149,16 @@ def _superseded(comp: Compilation, topic: str, fact: Fact) -> list[Note]:
         return []
     if is_subject_slot(fact.slot):
         index = comp.topic(topic)
-        candidates = [index.note(p) for p in sorted(index.by_slot.get(fact.slot, ()))]
-    else:
-        candidates = []
-        for path in comp.state.slots.get(fact.slot, []):
-            other = path.split("/")[1]
-            note = comp.topic(other).note(path)
-            if note is not None:
-                candidates.append(note)
-    return [n for n in candidates if n.current and n.slot == fact.slot and n.value != fact.value]
+        candidates = [index.notes[p] for p in sorted(index.by_slot.get(fact.slot, ()))]
+    else:  # a note the state lists may have been deleted since
+        candidates = [comp.topic(path.split("/")[1]).notes.get(path) for path in comp.state.slots.get(fact.slot, [])]
+    return [n for n in candidates if n is not None and n.current and n.slot == fact.slot and n.value != fact.value]
 
 
 def _write(comp: Compilation, note: Note) -> None:
     """The note's new state; its file is rendered and staged once, by stage_notes."""
     comp.unstaged_notes[note.path] = note
-    comp.topic(note.topic).put(note, statement_key(note.statement))
+    comp.topic(note.topic).put(note)
     comp.touched.add(note.topic)
 
 

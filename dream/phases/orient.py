@@ -5,6 +5,7 @@ Reads the raw session files and `.dream/state.json`; writes nothing. `plan_sessi
 
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
 from pydantic import ConfigDict, Field
@@ -12,7 +13,7 @@ from pydantic import ConfigDict, Field
 from brain import layout
 from brain.model import Model, empty_list
 from brain.tree import Tree, under
-from dream.state import DreamState, content_hash
+from dream.state import DreamState
 
 
 class SessionFile(NamedTuple):
@@ -27,14 +28,12 @@ class PendingSession(Model):
     id: str
     hash: str
     first_turn: int  # 1 for a new session; the first unseen turn for a grown one
-    seen_turns: int = 0
 
 
 class RunPlan(Model):
     model_config = ConfigDict(extra="forbid", frozen=True)
     pending: list[PendingSession]
     deferred: list[str] = Field(default_factory=empty_list)  # pending beyond --max-sessions
-    problems: list[str] = Field(default_factory=empty_list)
 
 
 def list_session_files(tree: Tree) -> tuple[list[SessionFile], list[str]]:
@@ -57,7 +56,7 @@ def list_session_files(tree: Tree) -> tuple[list[SessionFile], list[str]]:
         if data is None:
             problems.append(f"{rel}: not a regular file; skipped")
             continue
-        found.append(SessionFile(sid, content_hash(data)))
+        found.append(SessionFile(sid, hashlib.sha256(data).hexdigest()))
     return found, problems
 
 
@@ -68,8 +67,7 @@ def plan_sessions(files: list[SessionFile], state: DreamState, max_sessions: int
         seen = state.sessions.get(f.id)
         if seen is not None and seen.hash == f.hash:
             continue
-        turns = seen.turns if seen else 0
-        pending.append(PendingSession(id=f.id, hash=f.hash, first_turn=turns + 1, seen_turns=turns))
+        pending.append(PendingSession(id=f.id, hash=f.hash, first_turn=(seen.turns if seen else 0) + 1))
     deferred: list[str] = []
     if max_sessions is not None and len(pending) > max_sessions:
         deferred = [p.id for p in pending[max_sessions:]]

@@ -22,21 +22,17 @@ def summarize_session(comp: Compilation, session: Session) -> SessionSummary:
 def write_summaries(comp: Compilation, done: list[tuple[Session, SessionSummary]]) -> None:
     """Stage the summary of each session, in order."""
     for session, summary in done:
-        path, fm, body = summary_document(comp, session, summary)
-        comp.stage(path, render_new(fm, body))
+        comp.stage(layout.summary_path(session.id), summary_text(comp, session, summary))
 
 
-def summary_document(comp: Compilation, session: Session, summary: SessionSummary) -> tuple[str, Frontmatter, str]:
-    """The path, front matter and body of a session's summary, linking the pages the run knows."""
+def summary_text(comp: Compilation, session: Session, summary: SessionSummary) -> str:
+    """A session's summary document, linking the pages the run knows."""
     numbers: dict[str, int] = {}
     parts = []
-    topics: list[str] = []
-    names: dict[str, str] = {}
+    names: dict[str, str] = {}  # name → the slug of its page
     for name in summary.topics:
         known = comp.resolver.lookup(name)
-        if known and comp.page_path(known.slug) and known.slug not in comp.instructions.forget:
-            if known.slug not in topics:
-                topics.append(known.slug)
+        if known and known.slug not in comp.instructions.forget:
             names.setdefault(name, known.slug)
     for sentence in summary.sentences:
         last = min(sentence.last_turn, session.turns[-1].n if session.turns else sentence.last_turn)
@@ -51,8 +47,8 @@ def summary_document(comp: Compilation, session: Session, summary: SessionSummar
         started=header.started or "",
         participants=list(header.participants),
         turns=len(session.turns),
-        topics=topics,
+        topics=list(dict.fromkeys(names.values())),
         sources={n: t for t, n in numbers.items()},
     )
     body = f"# {summary.title}\n\n" + (" ".join(parts) if parts else "Nothing in this session was worth keeping.") + "\n"
-    return layout.summary_path(session.id), fm, body
+    return render_new(fm, body)

@@ -15,7 +15,7 @@ from brain import layout
 from brain.page import Frontmatter, Page, new_page, render_page
 from brain.errors import PageError
 from dream.backends.base import PAGE_SECTION_FACTS, BackendError, PageFact, WritePageRequest
-from dream.compile import Compilation, UnitFailure
+from dream.compile import Compilation
 from dream.notes import Note
 from dream.text.facts import is_subject_slot
 
@@ -28,26 +28,22 @@ def by_event(note: Note) -> tuple:
     return (note.event_date or note.observed, note.observed, note.path)
 
 
-def pinned(note: Note) -> bool:
-    """A current employer, home or named relation: shown however old (a newer one would have replaced it)."""
-    return is_subject_slot(note.slot)
-
-
-def newest(notes: list[Note], key, reverse: bool = False, pins=None) -> list[Note]:
-    """Every note `pins` holds true of and the others that sort last by `key` (first, with
-    `reverse`), PAGE_SECTION_FACTS in all (more only when the pins are more), in their given order."""
+def newest(notes: list[Note], key, reverse: bool = False, pin_slots: bool = False) -> list[Note]:
+    """The notes that sort last by `key` (first, with `reverse`), PAGE_SECTION_FACTS in all, in their
+    given order. `pin_slots`: a current employer, home or named relation is kept however old (a newer
+    one would have replaced it), more than PAGE_SECTION_FACTS only when those are more."""
     if len(notes) <= PAGE_SECTION_FACTS:
         return notes
-    held = [n for n in notes if pins(n)] if pins else []
-    ranked = sorted((n for n in notes if not pins or not pins(n)), key=key, reverse=reverse)
+    held = {id(n) for n in notes if pin_slots and is_subject_slot(n.slot)}
+    ranked = sorted((n for n in notes if id(n) not in held), key=key, reverse=reverse)
     room = max(PAGE_SECTION_FACTS - len(held), 0)
-    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | set(map(id, held))
+    keep = set(map(id, ranked[:room] if reverse else ranked[len(ranked) - room:])) | held
     return [n for n in notes if id(n) in keep]
 
 
 def update_pages(comp: Compilation) -> None:
     """Write every touched page into the staged tree (forgotten pages were excluded at orient)."""
-    for slug in sorted(comp.touched | set(comp.new_pages)):
+    for slug in sorted(comp.touched | comp.new_pages):
         if slug in comp.instructions.forget:
             continue
         path = comp.page_path(slug)
@@ -56,7 +52,7 @@ def update_pages(comp: Compilation) -> None:
         try:
             _update_page(comp, slug, path)
         except (PageError, BackendError) as exc:  # a model call failed: that page only (dream.run keeps its sessions pending)
-            comp.failures.append(UnitFailure(unit=path, reason=str(exc)))
+            comp.failures[path] = str(exc)
 
 
 #: A fact said again and again cites its first statement and its latest ones on the page; the note keeps all.
@@ -68,33 +64,20 @@ def _shown_targets(note: Note) -> list[str]:
     return [*sources, *([note.superseded_by] if note.superseded_by else [])]
 
 
-def _numbered(notes: list[Note]) -> tuple[dict[str, int], list[list[str]]]:
-    """Cite numbers in order of first use, and each note's shown targets (in the notes' order)."""
-    numbers: dict[str, int] = {}
-    shown = []
-    for note in notes:
-        targets = _shown_targets(note)
-        shown.append(targets)
-        for target in targets:
-            if target not in numbers:
-                numbers[target] = len(numbers) + 1
-    return numbers, shown
-
-
-def _page_facts(notes: list[Note], shown: list[list[str]], numbers: dict[str, int]) -> list[PageFact]:
-    # Plain construction: pydantic-core validates these keywords faster than model_construct
-    # assigns them (a large page has ~40,000 facts).
+def _page_facts(notes: list[Note], numbers: dict[str, int]) -> list[PageFact]:
+    """The notes as the page writer gets them; a target takes the next cite number at its first use."""
+    # Plain construction: pydantic-core validates these keywords faster than model_construct assigns them.
     return [
         PageFact(
             kind=note.kind,
             statement=note.statement,
-            cites=[numbers[t] for t in targets],
+            cites=[numbers.setdefault(t, len(numbers) + 1) for t in _shown_targets(note)],
             observed=note.observed,
             event_date=note.event_date,
             until=note.until,
             slot=note.slot,
         )
-        for note, targets in zip(notes, shown)
+        for note in notes
     ]
 
 
@@ -118,7 +101,7 @@ def _shown_notes(comp: Compilation, page_type: str, current: list[Note], history
             groups.setdefault(heading, (dated, []))[1].append(note)
         keep: set[int] = set()
         for heading, (dated, notes) in groups.items():
-            keep.update(map(id, count_left_out(heading, len(notes), newest(notes, by_event if dated else by_observed, pins=pinned))))
+            keep.update(map(id, count_left_out(heading, len(notes), newest(notes, by_event if dated else by_observed, pin_slots=True))))
         current = [n for n in current if id(n) in keep]
     history = count_left_out("History", len(history), newest(history, by_until, reverse=True))
     mentioned = count_left_out("Mentioned in", len(mentioned), newest(mentioned, by_observed))
@@ -134,24 +117,23 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
     history = [n for n in notes if n.until is not None]
     mentioned: list[Note] = []
     for note_path in comp.state.mentions.get(slug, []):
-        other = comp.topic(note_path.split("/")[1]).note(note_path)
+        other = comp.topic(note_path.split("/")[1]).notes.get(note_path)
         if other is not None and other.current and other.topic != slug:
             mentioned.append(other)
     linked = sorted({m for n in [*notes, *mentioned] for m in n.mentions} | {n.topic for n in mentioned})
     dates = [d for n in notes for d in (n.observed, n.until) if d is not None] or [comp.settings.now.date()]
     current, history, mentioned, hidden = _shown_notes(comp, loc[0], current, history, mentioned)
-    numbers, shown = _numbered([*current, *history, *mentioned])
-    ends = (len(current), len(current) + len(history))
+    numbers: dict[str, int] = {}  # in order of first use: current, then history, then mentioned
+    facts = [_page_facts(notes, numbers) for notes in (current, history, mentioned)]
     linked = [s for s in linked if s != slug and comp.page_path(s) and s not in comp.instructions.forget]
+    # Only names a shown statement holds can be linked: the request stays the size of the page.
+    said = "\n".join(n.statement for n in [*current, *history, *mentioned])
     names: dict[str, str] = {}
     for other in linked:
         k = comp.resolver.by_slug[other]
         for name in sorted(k.names | {k.title}):
-            if len(name) > 2 and name.lower() != name:
+            if len(name) > 2 and name.lower() != name and name in said:
                 names.setdefault(name, other)
-    # Only names a shown statement holds can be linked: the request stays the size of the page.
-    said = "\n".join(n.statement for n in [*current, *history, *mentioned])
-    names = {name: other for name, other in names.items() if name in said}
     if len(linked) > PAGE_SECTION_FACTS:
         hidden["Related"] = len(linked) - PAGE_SECTION_FACTS
     req = WritePageRequest(
@@ -159,16 +141,16 @@ def compile_page(comp: Compilation, slug: str, path: str) -> Page:
         title=known.title,
         type=loc[0],
         aliases=sorted(a for a in known.names if a != known.title and (a.lower() != a or "/" in a)),  # a path: a project's folder
-        current=_page_facts(current, shown[: ends[0]], numbers),
-        history=_page_facts(history, shown[ends[0] : ends[1]], numbers),
-        mentioned=_page_facts(mentioned, shown[ends[1] :], numbers),
+        current=facts[0],
+        history=facts[1],
+        mentioned=facts[2],
         related=[(s, comp.resolver.by_slug[s].title) for s in linked[:PAGE_SECTION_FACTS]],
         names=names,
         instructions=comp.instructions.text,
         hidden=hidden,
     )
     draft = comp.backend.write_page(req)
-    live = comp.live_page(slug)
+    live = comp.view.doc(path)
     fm = Frontmatter(
         title=known.title,
         type=loc[0],

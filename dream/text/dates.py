@@ -16,6 +16,7 @@ _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
 _ISO_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _MONTH_DAY_RE = re.compile(_MONTH + r"\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?\b", re.I)
 _DAY_MONTH_RE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"\b(?:,?\s+(\d{4}))?", re.I)
+_DAY_OFFSETS = {"today": 0, "tonight": 0, "this morning": 0, "yesterday": -1, "last night": -1, "tomorrow": 1}
 _REL_RE = re.compile(
     r"\b(yesterday|today|tonight|this morning|tomorrow|last night|"
     r"(last|next|this) (week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
@@ -65,12 +66,8 @@ def resolve_date(text: str, ref: dt.date) -> tuple[dt.date, str] | None:
     if not m:
         return None
     phrase = m.group(0).lower()
-    if phrase in ("today", "tonight", "this morning"):
-        return ref, m.group(0)
-    if phrase in ("yesterday", "last night"):
-        return ref - dt.timedelta(days=1), m.group(0)
-    if phrase == "tomorrow":
-        return ref + dt.timedelta(days=1), m.group(0)
+    if phrase in _DAY_OFFSETS:
+        return ref + dt.timedelta(days=_DAY_OFFSETS[phrase]), m.group(0)
     if m.group(2):
         which, unit = m.group(2).lower(), m.group(3).lower()
         step = {"last": -1, "next": 1, "this": 0}[which]
@@ -83,15 +80,9 @@ def resolve_date(text: str, ref: dt.date) -> tuple[dt.date, str] | None:
             return ref + dt.timedelta(days=delta), m.group(0)
         if unit in ("week", "weekend"):
             return ref + dt.timedelta(days=7 * step), m.group(0)
-        if unit == "month":
-            return _shift_months(ref, step), m.group(0)
-        return dt.date(ref.year + step, ref.month, min(ref.day, 28)), m.group(0)
+        return _shift_months(ref, step * (12 if unit == "year" else 1)), m.group(0)
     count_word, unit = m.group(4).lower(), m.group(5).lower()
     count = int(count_word) if count_word.isdigit() else _NUM_WORDS.get(count_word, 1)
-    if unit == "day":
-        return ref - dt.timedelta(days=count), m.group(0)
-    if unit == "week":
-        return ref - dt.timedelta(days=7 * count), m.group(0)
-    if unit == "month":
-        return _shift_months(ref, -count), m.group(0)
-    return dt.date(ref.year - count, ref.month, min(ref.day, 28)), m.group(0)
+    if unit in ("day", "week"):
+        return ref - dt.timedelta(days=count * (7 if unit == "week" else 1)), m.group(0)
+    return _shift_months(ref, -count * (12 if unit == "year" else 1)), m.group(0)

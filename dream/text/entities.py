@@ -32,21 +32,19 @@ PERSON_CUES = re.compile(
     r"boyfriend|girlfriend|contact|director|supervisor|client)"
     r"(?:\s+(?:at|from|in|with)\s+(?:the\s+)?[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)?\s*(?:\bis\s+|,\s*)?([A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
 )
-_NOT_NAMES = frozenset(
-    """i i'm i've i'll i'd the a an we it this that these those my our your you he she they his her their its yes no
-    thanks thank hi hello hey sure ok okay so and but or also can could would should will what how why when where who
-    which let please great good nice wow oh well just then there here if as at on in of for to by with from after before
-    today yesterday tomorrow tonight congratulations congrats sounds maybe perhaps done noted here's that's it's what's
-    there's do does did is are was were have has had be been being not don't big new first second third next last
-    one two three dear best regards sincerely cheers love hope glad sorry awesome cool amazing absolutely exactly
-    right true totally definitely really same make use keep send add write draft include remember mention give take
-    am mr mrs ms dr prof""".split()
-) | frozenset(MONTHS) | frozenset(WEEKDAYS)
 _NEVER_NAMES = frozenset(
     """i i'm i've i'll i'd we you he she they it my our your his her their this that these those yes no thanks thank
     hi hello hey ok okay sure dear mr mrs ms dr prof yeah yep yup nope wow oh omg lol haha aww awesome cool congrats
     gosh whoa ooh hmm ah ugh yay yesterday today tomorrow tonight""".split()
 ) | frozenset(MONTHS) | frozenset(WEEKDAYS)
+_NOT_NAMES = _NEVER_NAMES | frozenset(  # and, at a sentence's start, words capitalised only for that
+    """the a an its so and but or also can could would should will what how why when where who which let please great
+    good nice well just then there here if as at on in of for to by with from after before congratulations sounds
+    maybe perhaps done noted here's that's it's what's there's do does did is are was were have has had be been
+    being not don't big new first second third next last one two three best regards sincerely cheers love hope glad
+    sorry amazing absolutely exactly right true totally definitely really same make use keep send add write draft
+    include remember mention give take am""".split()
+)
 _CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
 _TYPE_WORDS = ORG_WORDS | PROJECT_WORDS
 _NOT_PLACE_RE = re.compile(r"^(?:[A-Z]{2,5}|\w+(?:ese|ish|ian))$")
@@ -97,23 +95,18 @@ def guess_type(name: str) -> str | None:
     return None
 
 
-def find_mentions(text: str) -> list[Mention]:
-    """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
-    return list(_find_mentions(text))
-
-
 # Summarize and attach both scan every sentence of a session, one after the other.
 @functools.lru_cache(maxsize=16384)
-def _find_mentions(text: str) -> tuple[Mention, ...]:
+def find_mentions(text: str) -> tuple[Mention, ...]:
+    """Capitalised names in a sentence with a type guess; sentence-initial stopwords are skipped."""
     out: list[Mention] = []
     cues = {m.group(2): m.group(1).lower() for m in PERSON_CUES.finditer(text)}
     for m in _CAP_RUN_RE.finditer(text):
-        raw = m.group(1).rstrip(".’'-")
-        tokens = raw.split()
+        tokens = m.group(1).rstrip(".’'-").split()
         start = m.start(1)
         # Drop leading words that are capitalised only because they start a sentence (or never name).
         at_start = not text[:start].strip() or text[:start].rstrip()[-1:] in ".!?:;\"'(—–-"
-        while tokens and (tokens[0].lower().strip("’'") in _NEVER_NAMES or (at_start and tokens[0].lower().strip("’'") in _NOT_NAMES)):
+        while tokens and tokens[0].lower().strip("’'") in (_NOT_NAMES if at_start else _NEVER_NAMES):
             start += len(tokens[0]) + 1
             tokens = tokens[1:]
         # A word that never names ("I'm", "Yeah") ends the name where it stands.

@@ -14,7 +14,6 @@ import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable
 
 from brain.sessions import Session, Turn
 from dream.backends.base import Entity, EntityRef, Fact
@@ -80,9 +79,6 @@ MIN_WORDS = 4
 #: Whose page first-person facts go to when brain.toml names no owner.
 DEFAULT_OWNER = "User"
 
-SkipFn = Callable[[str], bool]
-
-
 def speaker_name(turn: Turn, owner: str | None) -> str | None:
     """Who said a turn, or None for the assistant/system/tools (their words are not the person's facts)."""
     if turn.role in ("assistant", "system", "tool"):
@@ -126,7 +122,7 @@ class _SessionScan:
         participants = [p for p in session.header.participants if p.lower() not in ("assistant", "user")]
         for p in participants:
             self.types.setdefault(p, Counter())["person"] += 3
-        self.mentions: dict[tuple[int, int], list[Mention]] = {}
+        self.mentions: dict[tuple[int, int], tuple[Mention, ...]] = {}
         for turn in session.turns:
             for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
                 found = find_mentions(sentence)
@@ -149,7 +145,7 @@ class _SessionScan:
 
     def type_of(self, name: str) -> str | None:
         if name in self.types:
-            return self.types[name].most_common(1)[0][0] if self.types[name] else None
+            return self.types[name].most_common(1)[0][0]
         if name in self.concepts:
             return "concept"
         return self.known.get(fold_name(name))
@@ -164,7 +160,7 @@ class _SessionScan:
         return best[0] if best else None
 
 
-def _kind_of(sentence: str, first_person: bool, mentions: list[Mention], dated: bool, located: bool) -> tuple[str, float] | None:
+def _kind_of(sentence: str, first_person: bool, mentions: tuple[Mention, ...], dated: bool, located: bool) -> tuple[str, float] | None:
     if _CORRECTION_RE.search(sentence) and _X_NOT_Y_RE.search(sentence):
         return "correction", 0.9
     if _PREF_RE.search(sentence) and (first_person or re.search(r"\bnot\b", sentence)):
@@ -188,7 +184,7 @@ def _kind_of(sentence: str, first_person: bool, mentions: list[Mention], dated: 
     return "identity", 0.6
 
 
-def _slot(sentence: str, kind: str, mentions: list[Mention]) -> tuple[str | None, str | None, str | None]:
+def _slot(sentence: str, kind: str, mentions: tuple[Mention, ...]) -> tuple[str | None, str | None, str | None]:
     """(slot, value, replaces) for facts that supersede one another."""
     m = _X_NOT_Y_RE.search(sentence)
     loc = _LOCATION_RE.search(sentence)
@@ -246,7 +242,7 @@ _REACTION_WORDS = frozenset(content_words(
     stoked glad sounds sound wonderful fantastic incredible lovely sweet thanks thank congrats""" ))
 
 
-def substance(sentence: str, names: frozenset[str] = frozenset()) -> list[str]:
+def substance(sentence: str, names: frozenset[str]) -> list[str]:
     """The sentence's content words without the people's names (who speaks, who is spoken to) and
     without words of a bare reaction: what a fact would have to say."""
     return [w for w in content_words(sentence) if w not in names and w not in _REACTION_WORDS]
@@ -273,16 +269,9 @@ class _Speaker:
     names: frozenset[str]  # content words of the names of the speaker and the listeners
     listeners: tuple[str, ...]
     topic: str | None  # the session's primary topic
-    skip: SkipFn | None
 
 
-def extract(
-    session: Session,
-    owner: str | None,
-    first_turn: int = 1,
-    skip: SkipFn | None = None,
-    known: list[EntityRef] | None = None,
-) -> tuple[list[Fact], list[Entity]]:
+def extract(session: Session, owner: str | None, first_turn: int = 1, known: list[EntityRef] | None = None) -> tuple[list[Fact], list[Entity]]:
     """Facts of the turns from `first_turn` on, and the typed entities they name; `known` types
     the names this session does not."""
     scan = _SessionScan(session, known or [])
@@ -301,7 +290,7 @@ def extract(
             facts.append(Fact(kind="event", subject=who, statement=f"{who} shared a photo of {caption[0].lower()}{caption[1:]}",
                               first_turn=turn.n, last_turn=turn.n, observed=observed, confidence=0.6))
             used.add(who)
-        speaker = _Speaker(scan, who, frozenset(content_words(" ".join((who, *listeners[who])))), listeners[who], topic, skip)
+        speaker = _Speaker(scan, who, frozenset(content_words(" ".join((who, *listeners[who])))), listeners[who], topic)
         for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
             mentions = scan.mentions[(turn.n, i)]
             fact = _sentence_fact(speaker, sentence, mentions, turn.n, observed)
@@ -321,13 +310,13 @@ def extract(
 _REMEMBER_RE = re.compile(r"^(?:please\s+)?(?:remember|note|keep in mind|don't forget|for the record|fyi)(?:\s+that)?[,:]?\s+(?=I\b|I'|my\b|we\b)", re.I)
 
 
-def _sentence_fact(speaker: _Speaker, sentence: str, mentions: list[Mention], turn_n: int, observed) -> Fact | None:
+def _sentence_fact(speaker: _Speaker, sentence: str, mentions: tuple[Mention, ...], turn_n: int, observed) -> Fact | None:
     """The fact one sentence states, or None (a question, small talk, nothing named, dated or placed)."""
     scan, who = speaker.scan, speaker.who
     sentence = _REMEMBER_RE.sub("", sentence)  # "Please remember I prefer pytest -q": the request is the fact
     if "?" in sentence or len(sentence.split()) < MIN_WORDS or _SECOND_PERSON_RE.search(sentence):
         return None
-    if skippable(sentence) or small_talk(sentence, speaker.listeners) or (speaker.skip is not None and speaker.skip(sentence)):
+    if skippable(sentence) or small_talk(sentence, speaker.listeners):
         return None
     first_person = bool(_FIRST_PERSON_RE.search(sentence))
     dated = resolve_date(sentence, observed)

@@ -9,7 +9,7 @@ from brain.sessions import Session
 from dream.backends.base import SessionSummary, SummarySentence
 from dream.text.coding import changed_files, changed_line, first_request, outcome
 from dream.text.entities import find_mentions
-from dream.text.facts import SkipFn, listeners_of, skippable, small_talk, speaker_name
+from dream.text.facts import listeners_of, skippable, small_talk, speaker_name
 from dream.text.words import clean_statement, content_words, sentences, third_person
 
 _DATE_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-")
@@ -21,8 +21,7 @@ def title_of(session: Session) -> str:
         return session.header.title.strip()
     tail = _DATE_PREFIX_RE.sub("", session.id)
     if tail != session.id and re.search(r"[a-z]", tail):
-        words = tail.replace("_", "-").split("-")
-        return " ".join(words).capitalize()
+        return tail.replace("_", " ").replace("-", " ").capitalize()
     said = (s for t in session.turns if t.role not in ("assistant", "system", "tool") for s in sentences(t.text))
     first = next((s for s in said if not skippable(s)), session.id)
     return clean_statement(" ".join(first.split()[:8]), 80).rstrip(".")
@@ -46,7 +45,7 @@ def coding_summary(session: Session) -> SessionSummary | None:
     return SessionSummary(title=title, sentences=out, topics=[session.header.project] if session.header.project else [])
 
 
-def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: SkipFn | None = None) -> SessionSummary:
+def summarize(session: Session, owner: str | None, first_turn: int = 1) -> SessionSummary:
     """Up to six sentences, chosen by how many of the session's frequent words and names they carry;
     a coding agent's session (its header names a project) is summarised as work instead."""
     if session.header.project and (coded := coding_summary(session)) is not None:
@@ -61,11 +60,10 @@ def summarize(session: Session, owner: str | None, first_turn: int = 1, skip: Sk
         for sentence in sentences(turn.text):
             words = content_words(sentence)
             freq.update(set(words))
-            for m in find_mentions(sentence):
-                names[m.name] += 1
+            names.update(m.name for m in find_mentions(sentence))
             who = speaker_name(turn, owner)
             if (who and not sentence.endswith("?") and len(words) >= 3 and not skippable(sentence)
-                    and not small_talk(sentence, listeners.get(who, ())) and not (skip and skip(sentence))):
+                    and not small_talk(sentence, listeners.get(who, ()))):
                 candidates.append((turn.n, len(candidates), who, sentence))
     if not candidates:
         return SessionSummary(title=title_of(session), sentences=[], topics=[])

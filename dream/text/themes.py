@@ -9,8 +9,6 @@ Timeline. The word lists are general (everyday life), not tuned to any data set.
 
 from __future__ import annotations
 
-import functools
-
 from dream.text.words import content_key, content_words
 
 #: (heading, words), in the order a fact is tested and the sections are printed.
@@ -37,15 +35,13 @@ THEMES: tuple[tuple[str, str], ...] = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _stems() -> tuple[tuple[str, frozenset[str]], ...]:
-    return tuple((heading, frozenset(content_words(words))) for heading, words in THEMES)
+_STEMS = tuple((heading, frozenset(content_words(words))) for heading, words in THEMES)
 
 
 def theme_of(statement: str) -> str | None:
     """The first theme whose words the statement contains, else None."""
     found = set(content_key(statement).split())
-    for heading, stems in _stems():
+    for heading, stems in _STEMS:
         if found & stems:
             return heading
     return None

@@ -24,28 +24,22 @@ STOPWORDS = frozenset(
 )
 
 
-def sentences(text: str) -> list[str]:
-    """Split prose into sentences; keeps abbreviations like 'Dr.' inside one sentence."""
-    return list(_sentences(text))
-
-
 # Each turn is split by sanitize, summarize and attach (twice) in a row: one split serves all.
 @functools.lru_cache(maxsize=8192)
-def _sentences(text: str) -> tuple[str, ...]:
+def sentences(text: str) -> tuple[str, ...]:
+    """Split prose into sentences; keeps abbreviations like 'Dr.' inside one sentence."""
     protected = text
     for i, abbr in enumerate(_ABBREV):
         protected = protected.replace(abbr, f"\x00{i}\x00")
-    parts = []
-    for chunk in re.split(r"\n+", protected):
-        parts.extend(_SENT_SPLIT_RE.split(chunk.strip()))
     out = []
-    for part in parts:
-        if "\x00" in part:  # only a protected abbreviation (or a NUL of the text) needs the loop
-            for i, abbr in enumerate(_ABBREV):
-                part = part.replace(f"\x00{i}\x00", abbr)
-        part = part.strip()
-        if part:
-            out.append(part)
+    for chunk in re.split(r"\n+", protected):
+        for part in _SENT_SPLIT_RE.split(chunk.strip()):
+            if "\x00" in part:  # only a protected abbreviation (or a NUL of the text) needs the loop
+                for i, abbr in enumerate(_ABBREV):
+                    part = part.replace(f"\x00{i}\x00", abbr)
+            part = part.strip()
+            if part:
+                out.append(part)
     return tuple(out)
 
 
@@ -64,21 +58,17 @@ def stem(word: str) -> str:
     return w
 
 
-def content_words(text: str) -> list[str]:
-    """Lower-cased, stemmed words that carry meaning (stopwords and one-letter words dropped)."""
-    return list(_content_words(text))
-
-
 # Each sentence is weighed by summarize twice and by attach once, and each claim and turn by the
 # verifier: one pass over a text serves them all.
 @functools.lru_cache(maxsize=65536)
-def _content_words(text: str) -> tuple[str, ...]:
+def content_words(text: str) -> tuple[str, ...]:
+    """Lower-cased, stemmed words that carry meaning (stopwords and one-letter words dropped)."""
     return tuple(stem(w) for w in words(text) if w.lower() not in STOPWORDS and len(w) > 1)
 
 
 def content_key(text: str) -> str:
     """`content_words` joined by spaces: statements with the same key say the same thing."""
-    return " ".join(_content_words(text))
+    return " ".join(content_words(text))
 
 
 _IRREGULAR_3RD = {"have": "has", "do": "does", "go": "goes", "be": "is", "am": "is"}
@@ -123,14 +113,11 @@ _THEY_VERB = {"am": "are", "was": "were", "wasn't": "weren't", "wasn’t": "were
 _CONTRACTED = {"m": ("is", "'re"), "ve": ("has", "'ve"), "ll": ("will", "'ll"), "d": ("would", "'d")}
 
 
-@functools.lru_cache(maxsize=1)
-def _first_person_re() -> re.Pattern:
-    adverbs = "|".join(sorted(_ADVERBS))
-    return re.compile(
-        rf"\bI['’](?P<contracted>m|ve|ll|d)\b"
-        rf"|\bI (?P<adverb>(?:{adverbs}) )?(?P<verb>\w+(?:['’]t)?)"
-        r"|\b(?P<i>I)\b|\b(?P<my>[Mm]y)\b|\b(?P<myself>myself)\b|\b(?P<me>me)\b"
-    )
+_FIRST_PERSON_RE = re.compile(
+    rf"\bI['’](?P<contracted>m|ve|ll|d)\b"
+    rf"|\bI (?P<adverb>(?:{'|'.join(sorted(_ADVERBS))}) )?(?P<verb>\w+(?:['’]t)?)"
+    r"|\b(?P<i>I)\b|\b(?P<my>[Mm]y)\b|\b(?P<myself>myself)\b|\b(?P<me>me)\b"
+)
 
 
 def third_person(sentence: str, subject: str) -> str:
@@ -171,7 +158,7 @@ def third_person(sentence: str, subject: str) -> str:
 
     # URLs, paths, addresses and code are quoted as written: "example.me" stays, it is no pronoun.
     masked = _TECHNICAL_RE.sub(_mask, sentence)
-    text = _first_person_re().sub(_swap, masked)
+    text = _FIRST_PERSON_RE.sub(_swap, masked)
     text = re.sub(r"\x00(\d+)\x00", lambda m: kept[int(m.group(1))], text)
     return text[0].upper() + text[1:] if text else text
 

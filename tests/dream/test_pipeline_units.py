@@ -239,18 +239,18 @@ def _state(**seen: tuple[str, int]) -> DreamState:
     ("files", "state", "cap", "pending", "deferred"),
     [
         ([], _state(), None, [], []),
-        ([("b", "h2"), ("a", "h1")], _state(), None, [("a", 1, 0), ("b", 1, 0)], []),  # id order
+        ([("b", "h2"), ("a", "h1")], _state(), None, [("a", 1), ("b", 1)], []),  # id order
         ([("a", "h1")], _state(a=("h1", 8)), None, [], []),  # unchanged
-        ([("a", "h1b")], _state(a=("h1", 8)), None, [("a", 9, 8)], []),  # grown: from turn 9
-        ([("a", "h1"), ("b", "h2"), ("c", "h3")], _state(b=("h2", 4)), None, [("a", 1, 0), ("c", 1, 0)], []),
-        ([("c", "h3"), ("a", "h1"), ("b", "h2")], _state(), 2, [("a", 1, 0), ("b", 1, 0)], ["c"]),
-        ([("a", "h1"), ("b", "h2")], _state(), 2, [("a", 1, 0), ("b", 1, 0)], []),
-        ([("a", "h1"), ("b", "h2")], _state(a=("h1", 3)), 1, [("b", 1, 0)], []),  # the cap counts pending only
+        ([("a", "h1b")], _state(a=("h1", 8)), None, [("a", 9)], []),  # grown: from turn 9
+        ([("a", "h1"), ("b", "h2"), ("c", "h3")], _state(b=("h2", 4)), None, [("a", 1), ("c", 1)], []),
+        ([("c", "h3"), ("a", "h1"), ("b", "h2")], _state(), 2, [("a", 1), ("b", 1)], ["c"]),
+        ([("a", "h1"), ("b", "h2")], _state(), 2, [("a", 1), ("b", 1)], []),
+        ([("a", "h1"), ("b", "h2")], _state(a=("h1", 3)), 1, [("b", 1)], []),  # the cap counts pending only
     ],
 )
 def test_plan_sessions(files, state, cap, pending, deferred) -> None:
     plan = plan_sessions([SessionFile(id=i, hash=h) for i, h in files], state, cap)
-    assert [(p.id, p.first_turn, p.seen_turns) for p in plan.pending] == pending
+    assert [(p.id, p.first_turn) for p in plan.pending] == pending
     assert [p.hash for p in plan.pending] == [dict(files)[p.id] for p in plan.pending]
     assert plan.deferred == deferred
 
