@@ -175,10 +175,11 @@ def _dump(obj: dict[str, Any]) -> str:
 
 
 def turn_evidence(turn: Turn) -> str:
-    """A turn as a citation shows it: its text, then what a coding agent's tool calls in it worked
-    on (`tools`) and the results it carries (`results`), redacted like the text."""
+    """A turn as a citation shows it: its text, then which part of ChatGPT custom instructions it is
+    (`kind`), what a coding agent's tool calls in it worked on (`tools`) and the results it carries
+    (`results`), redacted like the text."""
     extra = turn.model_extra or {}
-    lines = []
+    lines = [f"[custom instructions: {extra['kind'].replace('-', ' ')}]"] if extra.get("kind") in ("about-me", "how-to-answer") else []
     for tool in (t for t in extra.get("tools") or () if isinstance(t, dict)):
         todos = [t for t in tool.get("todos") or () if isinstance(t, dict)]
         if todos:

@@ -20,7 +20,7 @@ ORG_WORDS = frozenset(
     corporation company foundation association agency council ministry department group studio studios bank hospital
     center centre museum library society network press club committee office team consultancy""".split()
 )
-PROJECT_WORDS = frozenset("sprint project program programme initiative study campaign pilot".split())
+PROJECT_WORDS = frozenset("sprint project program programme initiative study campaign pilot projekt projet proyecto progetto projeto".split())
 EVENT_WORDS = frozenset("workshop conference summit meetup festival wedding party concert parade retreat hackathon".split())
 PLACE_WORDS = frozenset("city station street park river mountain lake island prefecture county province region".split())
 PLACE_PREPS = frozenset("in to from near visit visited visiting moved around across".split())
@@ -44,8 +44,9 @@ _NOT_NAMES = _NEVER_NAMES | frozenset(  # and, at a sentence's start, words capi
     being not don't big new first second third next last one two three best regards sincerely cheers love hope glad
     sorry amazing absolutely exactly right true totally definitely really same make use keep send add write draft
     include remember mention give take am""".split()
-)
-_CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
+    # German articles: a sentence starting "Die Besprechung …" names nothing (German capitalises every noun)
+) | frozenset("der die das den dem des ein eine einen einem einer".split())
+_CAP_RUN_RE = re.compile(r"\b([A-Z][\w’'&-]*(?:\s+(?:of|de|la|du|do|da|dos|del|di|von|van|for)\s+[A-Z][\w’'&-]*|\s+[A-Z][\w’'&-]*)*)")
 _TYPE_WORDS = ORG_WORDS | PROJECT_WORDS
 _NOT_PLACE_RE = re.compile(r"^(?:[A-Z]{2,5}|\w+(?:ese|ish|ian))$")
 _ABBREV_FOLD = {"lab": "laboratory", "labs": "laboratory", "co-op": "coop", "cooperative": "coop", "univ": "university",
@@ -92,7 +93,10 @@ def guess_type(name: str) -> str | None:
         return "event"
     if last in PLACE_WORDS:
         return "place"
-    return None
+    first = fold_name(name).split(" ")[0] if " " in name else ""  # "Project Apollo", "Projekt Sonnenblume", "Universidade do Porto"
+    if first in PROJECT_WORDS:
+        return "project"
+    return "organization" if first in ORG_WORDS or first in ("universidade", "universidad", "universität", "université", "università") else None
 
 
 # Summarize and attach both scan every sentence of a session, one after the other.
@@ -112,7 +116,7 @@ def find_mentions(text: str) -> tuple[Mention, ...]:
         # A word that never names ("I'm", "Yeah") ends the name where it stands.
         cut = next((i for i, t in enumerate(tokens) if i and t.lower().strip("’'") in _NEVER_NAMES), len(tokens))
         tokens = tokens[:cut]
-        while tokens and tokens[-1].lower() in ("of", "de", "and", "for", "&", "la", "du", "von", "van"):
+        while tokens and tokens[-1].lower() in ("of", "de", "and", "for", "&", "la", "du", "do", "da", "dos", "del", "di", "von", "van"):
             tokens = tokens[:-1]
         if not tokens:
             continue

@@ -76,6 +76,7 @@ _REACTION_RE = re.compile(
 _QUANTIFIERS = frozenset("every each all most some several many few any no participants people users everyone".split())
 _SUBJECT_SLOTS = ("employer", "home", "relation:")
 MIN_WORDS = 4
+ANSWER_RULES = 8  # of a ChatGPT profile's "how to answer": more is an essay, kept in its turn
 #: Whose page first-person facts go to when brain.toml names no owner.
 DEFAULT_OWNER = "User"
 
@@ -290,6 +291,11 @@ def extract(session: Session, owner: str | None, first_turn: int = 1, known: lis
             facts.append(Fact(kind="event", subject=who, statement=f"{who} shared a photo of {caption[0].lower()}{caption[1:]}",
                               first_turn=turn.n, last_turn=turn.n, observed=observed, confidence=0.6))
             used.add(who)
+        if (turn.model_extra or {}).get("kind") == "how-to-answer":  # ChatGPT custom instructions: each one a preference
+            facts += [Fact(kind="preference", subject=who, statement=clean_statement(f"{who}'s custom instructions on how to answer: {s}"),
+                           first_turn=turn.n, last_turn=turn.n, observed=observed, confidence=0.9) for s in sentences(turn.text)[:ANSWER_RULES]]
+            used.add(who)
+            continue
         speaker = _Speaker(scan, who, frozenset(content_words(" ".join((who, *listeners[who])))), listeners[who], topic)
         for i, sentence in enumerate(sentences(_IMAGE_RE.sub("", turn.text))):
             mentions = scan.mentions[(turn.n, i)]

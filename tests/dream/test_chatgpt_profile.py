@@ -24,3 +24,5 @@ def test_the_custom_instructions_are_the_owner_s_cited_profile(tmp_path: Path) -
     page = parse_page((root / "knowledge/people/dain.md").read_text(encoding="utf-8"), "dain.md")
     assert "- 2024-05-03: Dain lives in Lisbon. [cite:1]" in page.body
     assert page.frontmatter.sources[1] == "session:chatgpt-profile-d89350383890#t1"
+    assert "- 2024-05-03: Dain's custom instructions on how to answer: Be brief. [cite:2]" in page.body
+    assert page.frontmatter.sources[2] == "session:chatgpt-profile-d89350383890#t2"

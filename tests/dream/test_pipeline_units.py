@@ -414,3 +414,14 @@ def test_a_reaction_to_the_other_speaker_is_not_a_fact() -> None:
 ])
 def test_the_person_rewrite_leaves_urls_paths_addresses_and_code_as_written(said: str, written: str):
     assert third_person(said, "Nadia") == written
+
+
+@pytest.mark.parametrize(("sentence", "found"), [
+    ("Die Besprechung war am Montag in Berlin.", [("Besprechung", None), ("Montag", None), ("Berlin", "place")]),  # German capitalises nouns
+    ("Heute habe ich mit Anna über das Projekt Sonnenblume gesprochen.",
+     [("Heute", None), ("Anna", None), ("Projekt Sonnenblume", "project")]),
+    ("I study at Universidade do Porto.", [("Universidade do Porto", "organization")]),
+    ("Project Apollo went well.", [("Project Apollo", "project")]),
+])
+def test_a_capitalised_phrase_in_another_language_is_typed_by_its_words_not_its_capitals(sentence, found):
+    assert [(m.name, m.type) for m in find_mentions(sentence)] == found
