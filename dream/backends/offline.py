@@ -30,7 +30,7 @@ from dream.backends.base import (
 from dream.text import facts as facts_mod
 from dream.text.summarize import summarize
 from dream.text.themes import THEMES, theme_of
-from dream.text.words import content_words
+from dream.text.words import content_words, sentences
 
 #: Share of a claim's content words that must appear in its cited turns (docs/offline.md).
 SUPPORT_THRESHOLD = 0.5
@@ -212,6 +212,21 @@ def _blocks_after(ch: str) -> bool:
     return ch.isalnum() or ch in "_]"
 
 
+_NEGATION_RE = re.compile(r"^(?:not|no|never|neither|nor|nobody|nothing|none|cannot|\w+n[’']t)$", re.I)
+_ANSWER_NO_RE = re.compile(r"^\s*(?:[^:\n]{1,40}:\s+)?(?:no|nope)\s*[,.!:;—–-]+\s*", re.I)  # "Nadia: No — …" answers, denies nothing
+NEGATION_REACH = 3  # words after "not", "never", "don't" that it denies
+
+
+def _negated_words(sentence: str) -> frozenset[str]:
+    """The content words a negation in the sentence denies ("I no longer work at X": longer, work),
+    within its clause ("Can't wait! [image: …]" denies nothing of the image)."""
+    out = set()
+    for clause in re.split(r"[.,;:!?()\[\]—–]+", _ANSWER_NO_RE.sub("", sentence)):
+        tokens = re.findall(r"[\w’'-]+", clause)
+        out.update(w for i, t in enumerate(tokens) if _NEGATION_RE.match(t) for w in content_words(" ".join(tokens[i + 1 : i + 1 + NEGATION_REACH])))
+    return frozenset(out)
+
+
 @functools.lru_cache(maxsize=16384)  # the notes of a topic cite the same turns again and again
 def _evidence_words(text: str) -> frozenset[str]:
     return frozenset(content_words(text))
@@ -229,5 +244,10 @@ def lexical_verdict(claim: str, evidence: list[str]) -> Verdict:
     score = len(words & found) / len(words)
     missing = sorted(words - found)
     if score >= SUPPORT_THRESHOLD:
+        said = max((x for e in evidence for x in sentences(e)), key=lambda x: len(words & _evidence_words(x)), default="")
+        flipped = sorted((_negated_words(text) ^ _negated_words(said)) & words & _evidence_words(said))
+        if flipped:
+            return Verdict(label="contradicted", score=round(score, 3),
+                           reason=f"the cited turn and the claim differ on a negation of {', '.join(flipped[:3])}: {said[:80]!r}")
         return Verdict(label="supported", score=round(score, 3), reason=f"{len(words & found)}/{len(words)} content words in the cited turns")
     return Verdict(label="unsupported", score=round(score, 3), reason=f"only {len(words & found)}/{len(words)} content words in the cited turns; missing: {', '.join(missing[:6])}")

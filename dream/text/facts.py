@@ -185,8 +185,21 @@ def _kind_of(sentence: str, first_person: bool, mentions: tuple[Mention, ...], d
     return "identity", 0.6
 
 
+#: "Aiko is the coordinator of the sprint", and its correction "Aiko is not the coordinator, she is the director of the sprint".
+_ROLE = r"(?:the|our|their|a|an)\s+((?:[a-z]+\s+)?[a-z]+)"
+_ROLE_OF = rf"\s+(?:of|at|for)\s+(?:the\s+)?({_NAME}|[a-z]+)"
+_ROLE_RE = re.compile(rf"^({_NAME})\s+(?:is|has become|became)\s+{_ROLE}{_ROLE_OF}")
+_ROLE_FIX_RE = re.compile(rf"^({_NAME})\s+is\s+not\s+{_ROLE}\s*[,;—–-]+\s*(?:but\s+)?(?:she|he|they)\s+(?:is|are)\s+{_ROLE}{_ROLE_OF}")
+
+
 def _slot(sentence: str, kind: str, mentions: tuple[Mention, ...]) -> tuple[str | None, str | None, str | None]:
     """(slot, value, replaces) for facts that supersede one another."""
+    fix = _ROLE_FIX_RE.match(sentence)
+    if fix:  # the slot names the person: a page holds others' roles too
+        return f"role:{fold_name(fix.group(1))}:{fold_name(fix.group(4))}", fold_name(fix.group(3)), fold_name(fix.group(2))
+    role = _ROLE_RE.match(sentence)
+    if role and kind != "preference":
+        return f"role:{fold_name(role.group(1))}:{fold_name(role.group(3))}", fold_name(role.group(2)), None
     m = _X_NOT_Y_RE.search(sentence)
     loc = _LOCATION_RE.search(sentence)
     if loc and not _FIRST_PERSON_RE.search(loc.group(1)):
