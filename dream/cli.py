@@ -144,6 +144,8 @@ def run_command(brain, backend, model, dry_run, as_json, max_sessions, max_token
             click.echo(f"dream: warning: {problem}", err=True)
     if not report.ok:
         raise _Failed(report.reason or "run failed")
+    if report.rejected:  # the rest landed, but cron must hear that something did not
+        raise _Failed(f"the gate rejected {len(report.rejected)} file(s) (listed above with why); the rest is committed")
 
 
 @main.command("replay")

@@ -129,7 +129,10 @@ class Compilation:
         Where both changed the same lines the owner's lines stay (a conflict, reported) and
         Dream's other changes land. A file Dream never wrote (hand-written) is kept.
         """
-        raw = self.view.tree.read_if_exists(path)
+        # The run's one reading of the file: the gate compares with it too (C006: which lines are new),
+        # and an edit the owner saves after it is merged at sync, from `derived_from`.
+        page = self.view.doc(path)
+        raw = page.source_text.encode("utf-8") if page is not None and page.source_text is not None else self.view.tree.read_if_exists(path)
         live = raw.decode("utf-8", errors="replace") if raw is not None else None
         blob = self.state.written.get(path) if live is not None else None
         if live is not None and blob is None and not self.staged.has(path):
@@ -154,6 +157,7 @@ class Compilation:
         if merged == live:
             self.staged.drop(path)  # an earlier write of this run does not land alone
             return False
+        self.staged.computed_from(path, live)
         self.staged.write(path, merged)
         return True
 

@@ -40,10 +40,15 @@ class StagedTree:
             reason = unsafe_reason(rel) or "outside the paths Dream may write"
             raise StagingError(f"refused to stage {rel!r}: {reason}")
         if rel not in self.derived_from:
-            self.derived_from[rel] = text_if_exists(self.base, rel)
-            if self.derived_from[rel] is None and rel in self.listed:
-                self.vanished.add(rel)
+            self.computed_from(rel, text_if_exists(self.base, rel))
         self._written[rel] = text
+
+    def computed_from(self, rel: str, live: str | None) -> None:
+        """The live text a staged file is computed from, when the caller read it (else `write` reads it)."""
+        if rel not in self.derived_from:
+            self.derived_from[rel] = live
+            if live is None and rel in self.listed:
+                self.vanished.add(rel)
 
     def remove(self, rel: str) -> None:
         """Delete a live file Dream owns (a state file of an older layout)."""

@@ -77,15 +77,16 @@ def test_nothing_pending_says_so_and_makes_no_commit(compiled_copy: Path, dream_
 # --- bad input --------------------------------------------------------------------------------
 
 
-def test_a_run_whose_gate_rejects_a_file_says_what_and_why_and_does_not_try_it_every_night(compiled_copy: Path, dream_cli) -> None:
+def test_a_run_whose_gate_rejects_a_file_exits_1_saying_what_and_does_not_try_it_every_night(compiled_copy: Path, dream_cli) -> None:
     page = compiled_copy / "knowledge/people/nadia-rahman.md"
     page.write_text(page.read_text(encoding="utf-8").replace("title: Nadia Rahman", "title: [Nadia Rahman", 1), encoding="utf-8")
     git(compiled_copy, "commit", "-q", "--allow-empty", "-am", "my edit")
     add_session(compiled_copy, "2026-08-01-new-job", "2026-08-01T10:00:00+09:00", [
         ("user", "I work at Kyoto University as a professor of inclusive design."), ("assistant", "Congratulations.")])
     result = dream_cli("run", "--brain", compiled_copy, "--now", "2026-08-02T02:00:00Z")
-    assert result.exit_code == 0  # the rest is committed
+    assert result.exit_code == 1
     assert "rejected: knowledge/people/nadia-rahman.md:" in result.stdout and "F001 invalid YAML" in result.stdout
+    assert result.stderr.strip() == "dream: error: the gate rejected 1 file(s) (listed above with why); the rest is committed"
     again = dream_cli("run", "--brain", compiled_copy, "--now", "2026-08-03T02:00:00Z")
     assert (again.exit_code, again.stdout, again.stderr) == (0, "", "")  # the session is done: no rejection every night
 
