@@ -34,7 +34,9 @@ def session_start_context(root: Path, payload: dict, budget: int) -> str:
     page = _project_page(view, cwd) if cwd else None
     if page is not None:
         text = view.tree.read_bytes(page).decode("utf-8", errors="replace")
-        parts.append(truncate(f"# This project in memory ({page})\n\n{text}", budget // 2))
+        if text.startswith("---\n") and "\n---\n" in text:
+            text = text.split("\n---\n", 1)[1]  # its front matter is the sources list `brain cite` reads: not for the prompt
+        parts.append(truncate(f"# This project in memory ({page})\n\n{text.lstrip()}", budget // 2))
     left = budget - sum(estimate_tokens(p) for p in parts)
     if left > 50:
         parts.append(answers.index_result(root, left, fresh=False).text)

@@ -69,7 +69,8 @@ def test_session_start_puts_the_project_page_then_the_index_into_the_session(dem
     out = json.loads(result.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart"
     text = out["additionalContext"]
-    assert "knowledge/projects/japan-universal-design-sprint.md" in text and text.index("title: Japan") < text.index("# Index")
+    assert "knowledge/projects/japan-universal-design-sprint.md" in text and text.index("# Japan Universal Design Sprint") < text.index("# Index")
+    assert "sources:" not in text and "[cite:1]" in text  # the page's cites stay; `brain cite` resolves them
     assert len(text) / 3.5 <= 1600
 
 
