@@ -48,46 +48,33 @@ def read_claude_code(path: Path) -> Parsed:
     if not files:
         return Parsed(problems=[f"{path}: no Claude Code transcripts (*.jsonl) here or in its project folders; "
                                 "pass ~/.claude/projects or one folder under it"])
-    folder = _Folder()
-    for file in files:
-        folder.learn(file)
-    sessions: list[Session] = []
     problems: list[str] = []
-    for file in files:
-        session = _read_file(file, problems, folder)
-        if session is not None:
-            sessions.append(session)
-    return Parsed(sessions=sessions, problems=problems)
+    read = [found for file in files if (found := _read_file(file, problems)) is not None]
+    summaries = {leaf: said for found in read for leaf, said in found.summaries if leaf is not None}  # the newest wins
+    known = set().union(*(found.seen for found in read))
+    return Parsed(sessions=[_titled(found, summaries, known) for found in read if found.session is not None], problems=problems)
 
 
 @dataclass
-class _Folder:
-    """What a project's files say about each other's sessions: Claude Code writes a session's
-    summary line into whichever file was open, naming the session by one of its messages."""
+class _File:
+    """One transcript as read: its session (untitled; None when it holds no turns), and what it
+    says about the folder's sessions. Claude Code writes a session's summary line into whichever
+    file was open, naming the session by one of its messages."""
 
-    summaries: dict[str, str] = field(default_factory=dict)  # leafUuid → the newest summary naming it
-    uuids: set[str] = field(default_factory=set)  # every message of the folder
-
-    def learn(self, file: Path) -> None:
-        try:
-            text = file.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return  # _read_file reports it
-        self.uuids.update(_UUID_RE.findall(text))
-        for event in filter(None, (_json_object(line) for line in text.splitlines() if '"leafUuid"' in line)):
-            if event.get("type") == "summary" and isinstance(event.get("leafUuid"), str) and isinstance(event.get("summary"), str):
-                self.summaries[event["leafUuid"]] = event["summary"].strip()
+    session: Session | None
+    uuids: list[str]  # its main-line messages, in order
+    seen: set[str] = field(default_factory=set)  # every message in it, a subagent's too
+    summaries: list[tuple[str | None, str]] = field(default_factory=list)  # (leafUuid, summary) of its summary lines
 
 
-_UUID_RE = re.compile(r'"uuid"\s*:\s*"([^"]+)"')
-
-
-def _json_object(line: str) -> dict[str, Any] | None:
-    try:
-        event = json.loads(line)
-    except (json.JSONDecodeError, RecursionError):
-        return None
-    return event if isinstance(event, dict) else None
+def _titled(found: _File, summaries: dict[str, str], known: set[str]) -> Session:
+    """The session titled by the newest summary naming one of its messages, else by the first of
+    its file's own summaries that names no message of the folder."""
+    named = [summaries[u] for u in found.uuids if u in summaries]
+    own = [said for leaf, said in found.summaries if leaf not in known]
+    title = (named[-1] if named else next(iter(own), "")) or None
+    session = found.session
+    return session.model_copy(update={"header": session.header.model_copy(update={"title": title})}) if title else session
 
 
 def _lines(file: Path, problems: list[str]) -> list[str] | None:
@@ -108,19 +95,18 @@ def _lines(file: Path, problems: list[str]) -> list[str] | None:
     return text.lstrip("\ufeff").splitlines()
 
 
-def _read_file(file: Path, problems: list[str], folder: _Folder) -> Session | None:
+def _read_file(file: Path, problems: list[str]) -> _File | None:
     display = str(file)
     lines = _lines(file, problems)
     if lines is None:
         return None
     session_id: str | None = None
-    titles: list[str] = []  # this file's summary lines, for a session no other line names
+    found = _File(session=None, uuids=[])
     where: dict[str, str] = {}  # cwd, gitBranch, version: from the first event that has each
     recognised = False
     turns: list[dict[str, Any]] = []  # a Turn's fields: made Turns once every tool result is read
     calls: dict[str, dict[str, Any]] = {}  # tool_use id → its `tools` entry, for its result
     results: list[dict[str, Any]] = []  # results read since the last turn: the next turn carries them
-    uuids: list[str] = []
     for lineno, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -141,10 +127,13 @@ def _read_file(file: Path, problems: list[str], folder: _Folder) -> Session | No
         for key in ("cwd", "gitBranch", "version"):
             if key not in where and isinstance(event.get(key), str) and event[key].strip():
                 where[key] = event[key].strip()
-        if event.get("type") == "summary" and isinstance(event.get("summary"), str) and event.get("leafUuid") not in folder.uuids:
-            titles.append(event["summary"].strip())
-        if isinstance(event.get("uuid"), str) and not event.get("isSidechain"):
-            uuids.append(event["uuid"])
+        if event.get("type") == "summary" and isinstance(event.get("summary"), str):
+            leaf = event.get("leafUuid")
+            found.summaries.append((leaf if isinstance(leaf, str) else None, event["summary"].strip()))
+        if isinstance(event.get("uuid"), str):
+            found.seen.add(event["uuid"])
+            if not event.get("isSidechain"):
+                found.uuids.append(event["uuid"])
         results += _results(event, calls)
         turn = _turn(event, len(turns) + 1, calls)
         if turn is not None:
@@ -154,16 +143,15 @@ def _read_file(file: Path, problems: list[str], folder: _Folder) -> Session | No
     if not turns:
         if not recognised:
             problems.append(f"{display}: no Claude Code events (user/assistant/summary lines); is this a Claude Code transcript?")
-        return None  # summary-only and subagent-only files are normal: nothing to import
-    named = [folder.summaries[u] for u in uuids if u in folder.summaries]
-    title = (named[-1] if named else next(iter(titles), "")) or None
+        return found  # summary-only and subagent-only files are normal: nothing to import, but their summaries count
     sid = checked_id(session_id or file.stem, display, problems)
     cwd = where.get("cwd")
     header = SessionHeader(
-        id=sid, started=turns[0]["time"], source="claude-code", title=title, participants=["user", "assistant"],
+        id=sid, started=turns[0]["time"], source="claude-code", participants=["user", "assistant"],
         project=_project_name(cwd), cwd=cwd, branch=where.get("gitBranch"), version=where.get("version"),
     )
-    return Session(header=header, turns=[Turn(**turn) for turn in turns])
+    found.session = Session(header=header, turns=[Turn(**turn) for turn in turns])
+    return found
 
 
 def _project_name(cwd: str | None) -> str | None:
