@@ -62,16 +62,9 @@ def outcome(session: Session) -> tuple[str, Turn] | None:
     """How the session ended: the first sentence of the agent's last words that says something
     (not "Perfect!", not a heading or a lead-in such as "Here is the overview:")."""
     for turn in reversed(session.turns):
-        if turn.role != "assistant":
-            continue
-        said = _TOOL_LINE_RE.sub("", turn.text).strip()
-        if not said:
-            continue
-        for sentence in sentences(said):
-            sentence = _MARKDOWN_LEAD_RE.sub("", sentence).replace("**", "").strip()
-            if len(sentence.split()) >= 4 and not sentence.endswith(":"):
-                return clean_statement(sentence, REQUEST_CHARS), turn
-        return None
+        if turn.role == "assistant" and _TOOL_LINE_RE.sub("", turn.text).strip():
+            said = _said(turn)
+            return (clean_statement(said, REQUEST_CHARS), turn) if said else None
     return None
 
 
@@ -110,6 +103,13 @@ _CD_PREFIX_RE = re.compile(r"^cd \S+ && ")
 COMMAND_CHARS = 100
 
 
+def _shown_command(command: object) -> str:
+    """A command as a page shows it in a code span, without the `cd <folder> &&` it ran behind;
+    "" when it cannot stand there (too long, or holding a backtick)."""
+    shown = _CD_PREFIX_RE.sub("", str(command or "")).strip()
+    return shown if len(shown) <= COMMAND_CHARS and "`" not in shown else ""
+
+
 def build_commands(session: Session, first_turn: int = 1) -> list[tuple[str, Turn]]:
     """The distinct commands that built or tested the project, in order, each with its first turn."""
     out: dict[str, Turn] = {}
@@ -117,8 +117,8 @@ def build_commands(session: Session, first_turn: int = 1) -> list[tuple[str, Tur
         if turn.n < first_turn:
             continue
         for tool in tools_of(turn):
-            command = _CD_PREFIX_RE.sub("", str(tool.get("command") or "")).strip()
-            if tool.get("name") == "Bash" and len(command) <= COMMAND_CHARS and _BUILD_TEST_RE.match(command) and "`" not in command:
+            command = _shown_command(tool.get("command"))
+            if tool.get("name") == "Bash" and command and _BUILD_TEST_RE.match(command):
                 out.setdefault(command, turn)
     return list(out.items())
 
@@ -139,8 +139,8 @@ def errors_met(session: Session, first_turn: int = 1) -> list[tuple[str, list[Tu
             error = str(result.get("error") or "").strip()
             if not error or _NOT_A_FAILURE_RE.search(error):
                 continue
-            command = _CD_PREFIX_RE.sub("", str(result.get("command") or "")).strip()  # as build_commands: the folder is noise
-            what = f"`{command}`" if command and len(command) <= COMMAND_CHARS and "`" not in command else str(result.get("name") or "A tool")
+            command = _shown_command(result.get("command"))
+            what = f"`{command}`" if command else str(result.get("name") or "A tool")
             first = (sentences(error) or [error])[0].rstrip(".")
             said = next(((t, s) for t in session.turns[i : i + 3] if t.role == "assistant" and (s := _said(t))), None)
             if said is None:  # what the agent made of it is the point; a bare failure is noise
