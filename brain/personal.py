@@ -20,6 +20,7 @@ _STREET = re.compile(
     r"|Place|Pl|Terrace|Square|Sq)\b\.?"
     r"|\b(?:Rua|Avenida|Calle|Via|Rue|Strasse|Straße)\s+(?:[A-Z][\w'-]*\s+|d[aeo]s?\s+|de\s+la\s+){1,4}\d{1,5}[a-z]?\b")
 _DATE = r"(?:\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}|(?:\d{1,2}(?:st|nd|rd|th)?\s+)?[A-Z][a-z]{2,8}\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}|\d{1,2}\s+[A-Z][a-z]{2,8}\s+\d{4})"
+_DATE_ONLY = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}")  # digits in groups that are a date, not a phone
 _BIRTH = re.compile(rf"\b(?:born(?:\s+on)?|date of birth(?:\s+is)?|DOB|birthday(?:\s+is)?)[:\s]+({_DATE})", re.I)
 
 #: The words of a question that asks for each kind.
@@ -38,7 +39,7 @@ def personal_spans(text: str) -> list[Span]:
     spans += [(m.start(1), m.end(1), "birth date") for m in _BIRTH.finditer(text)]
     for m in _PHONE.finditer(text):
         digits = sum(c.isdigit() for c in m.group())
-        if 8 <= digits <= 15 and not re.fullmatch(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}", m.group()):
+        if 8 <= digits <= 15 and not _DATE_ONLY.fullmatch(m.group()):
             spans.append((m.start(), m.end(), "phone"))
     return disjoint(spans)
 

@@ -14,6 +14,7 @@ from brain import layout
 from brain.page import parse_page, render_page
 from brain.errors import PageError
 from dream.backends.base import BackendError, ModelBackend, VerifyRequest
+from dream.text.facts import OWNER_ALIASES
 from validators.verifier import ClaimVerdict, claims_of, evidence_for
 
 _CITE_RE = re.compile(r"\[cite:(\d+)\]")
@@ -78,7 +79,7 @@ def judge_claims(view, staged, paths: list[str], backend: ModelBackend,
 def _as_owner(evidence: str, owner: str | None) -> str:
     """'user: I live in Lisbon' as the owner said it: the page says 'Dain lives in Lisbon'."""
     who, sep, said = evidence.partition(": ")
-    return f"{owner}: {said}" if owner and sep and who.lower() in ("user", "human", "me") else evidence
+    return f"{owner}: {said}" if owner and sep and who.lower() in OWNER_ALIASES else evidence
 
 
 def remove_claims(text: str, path: str, claims: list[str]) -> str | None:

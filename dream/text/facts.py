@@ -79,13 +79,15 @@ MIN_WORDS = 4
 ANSWER_RULES = 8  # of a ChatGPT profile's "how to answer": more is an essay, kept in its turn
 #: Whose page first-person facts go to when brain.toml names no owner.
 DEFAULT_OWNER = "User"
+#: The speaker names a transcript gives its owner: their turns are the owner's.
+OWNER_ALIASES = ("user", "human", "me")
 
 def speaker_name(turn: Turn, owner: str | None) -> str | None:
     """Who said a turn, or None for the assistant/system/tools (their words are not the person's facts)."""
     if turn.role in ("assistant", "system", "tool"):
         return None
     name = (turn.speaker or "").strip()
-    if not name or name.lower() in ("user", "human", "me"):
+    if not name or name.lower() in OWNER_ALIASES:
         return owner or DEFAULT_OWNER
     return name
 
