@@ -19,7 +19,8 @@ import shutil
 from pathlib import Path
 
 from brain import answers, layout
-from brain.errors import BrainError
+from brain.errors import BrainError, PageError
+from brain.frontmatter import split_frontmatter
 from brain.tokens import estimate_tokens, truncate
 
 #: How install and uninstall know the hook entries they wrote.
@@ -34,8 +35,10 @@ def session_start_context(root: Path, payload: dict, budget: int) -> str:
     page = _project_page(view, cwd) if cwd else None
     if page is not None:
         text = view.tree.read_bytes(page).decode("utf-8", errors="replace")
-        if text.startswith("---\n") and "\n---\n" in text:
-            text = text.split("\n---\n", 1)[1]  # its front matter is the sources list `brain cite` reads: not for the prompt
+        try:  # its front matter is the sources list `brain cite` reads: not for the prompt
+            text = split_frontmatter(text, page)[2]
+        except PageError:
+            pass  # an unreadable front matter is shown as it is, for the agent to see
         parts.append(truncate(f"# This project in memory ({page})\n\n{text.lstrip()}", budget // 2))
     left = budget - sum(estimate_tokens(p) for p in parts)
     if left > 50:
