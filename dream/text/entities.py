@@ -18,7 +18,8 @@ from dream.text.dates import MONTHS, WEEKDAYS
 ORG_WORDS = frozenset(
     """laboratory lab labs coop co-op cooperative institute research university college school inc ltd llc gmbh corp
     corporation company foundation association agency council ministry department group studio studios bank hospital
-    center centre museum library society network press club committee office team consultancy""".split()
+    center centre museum library society network press club committee office team consultancy
+    universidade universidad universität université università""".split()
 )
 PROJECT_WORDS = frozenset("sprint project program programme initiative study campaign pilot projekt projet proyecto progetto projeto".split())
 EVENT_WORDS = frozenset("workshop conference summit meetup festival wedding party concert parade retreat hackathon".split())
@@ -96,7 +97,7 @@ def guess_type(name: str) -> str | None:
     first = fold_name(name).split(" ")[0] if " " in name else ""  # "Project Apollo", "Projekt Sonnenblume", "Universidade do Porto"
     if first in PROJECT_WORDS:
         return "project"
-    return "organization" if first in ORG_WORDS or first in ("universidade", "universidad", "universität", "université", "università") else None
+    return "organization" if first in ORG_WORDS else None
 
 
 # Summarize and attach both scan every sentence of a session, one after the other.
